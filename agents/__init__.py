@@ -1,0 +1,5 @@
+"""Agents that play every tablegym game through ``(observation, action_mask)``."""
+
+from agents.random_agent import RandomAgent
+
+__all__ = ["RandomAgent"]

@@ -1,0 +1,413 @@
+"""King Up! rules core: pure functions over an immutable :class:`State`.
+
+No PettingZoo, no printing, no global random state: the only chance in the game, the order of
+the favourite deck, is drawn in :func:`initial_state` from the generator passed in, so every
+later step is deterministic. Rules are cited by the section names of ``shared/rules/kingup.md``.
+
+Actions (``NUM_ACTIONS = 67``, the same ids for every agent):
+
+========  =============================================
+0..51     place candidate ``c`` on floor ``f`` (1..4): ``4*c + (f-1)``
+52..64    move candidate ``c`` up one floor: ``52 + c``
+65        vote YES
+66        vote NO
+========  =============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from tablegym.options import check_choice, check_options
+
+NUM_CANDIDATES = 13
+NUM_FLOORS = 6  # floors 0..5; the throne is above floor 5
+CAPACITY = 4
+MAX_PLAYERS = 6
+MAX_ROUND_SCORE = 33
+NAMES = (
+    "Alighiero", "Beatrice", "Clemente", "Dario", "Erisco", "Fiorello", "Gasparo",
+    "Iris", "Leone", "Merlino", "Natale", "Odessa", "Piero",
+)  # fmt: skip
+FLOOR_NAMES = ("servants", "craftsmen", "merchants", "officers", "dignitaries", "nobles")
+
+# Positions of a candidate besides floors 0..5.
+UNPLACED = -1
+THRONE = 6
+ELIMINATED = 7
+
+# Action ids.
+PLACE = 0
+CLIMB = 52
+YES = 65
+NO = 66
+NUM_ACTIONS = 67
+
+# Pending votes.
+NOT_VOTED = -1
+VOTED_YES = 0
+VOTED_NO = 1
+
+NO_CARDS = {3: 4, 4: 3, 5: 2, 6: 2}
+PLACEMENTS = {3: 4, 4: 3, 5: 2, 6: 2}
+REWARDS = ("win", "score", "relative")
+
+
+def _favourite_cards() -> tuple[tuple[int, ...], ...]:
+    # "Components": the 13 cyclic shifts of two base blocks form a 2-(13,6,5) design, so
+    # every candidate is on 12 cards and every pair shares 5: a balanced stand-in for the
+    # unpublished printed cards.
+    bases = ((0, 1, 2, 3, 5, 9), (0, 1, 3, 6, 7, 11))
+    return tuple(
+        tuple(sorted((x + k) % NUM_CANDIDATES for x in base)) for base in bases for k in range(13)
+    )
+
+
+FAVOURITE_CARDS = _favourite_cards()
+NUM_CARDS = len(FAVOURITE_CARDS)  # 26
+
+
+class Phase(IntEnum):
+    PLACE = 0
+    CLIMB = 1
+    VOTE = 2
+    GAME_OVER = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    num_players: int = 4
+    rounds: int = 3
+    reward: str = "win"
+
+
+def make_config(**options: object) -> Config:
+    """Validated options; unknown names or values raise ValueError naming the allowed ones."""
+    check_options(options, ("num_players", "rounds", "reward"))
+    cfg = Config(**options)  # type: ignore[arg-type]
+    check_choice("num_players", cfg.num_players, (3, 4, 5, 6))
+    check_choice("rounds", cfg.rounds, (1, 3))
+    check_choice("reward", cfg.reward, REWARDS)
+    return cfg
+
+
+class State(NamedTuple):
+    """Immutable game state. A NamedTuple rather than a frozen dataclass: it is built on every
+    step, and tuple construction is several times cheaper than a dataclass ``__init__``."""
+
+    num_players: int
+    num_rounds: int
+    round: int  # 0-based
+    phase: Phase
+    to_play: int  # seat to act; -1 once the game is over
+    starter: int  # starting player of the current round
+    floors: tuple[int, ...]  # per candidate: UNPLACED, 0..5, THRONE or ELIMINATED
+    favourites: tuple[int, ...]  # private: favourite card id per seat (this round)
+    deck: tuple[int, ...]  # private to nobody: the undealt favourite cards, top first
+    no_left: tuple[int, ...]  # NO cards in hand per seat
+    placements_left: tuple[int, ...]
+    crown: int  # crown holder or -1
+    candidate: int  # candidate on the throne being voted on, or -1
+    votes: tuple[int, ...]  # private until all voted: NOT_VOTED / VOTED_YES / VOTED_NO
+    no_voters: tuple[int, ...]  # per candidate, bitmask of seats that voted NO on it this round
+    last_votes: tuple[int, ...]  # revealed votes of the round's last failed election
+    last_candidate: int  # candidate of that election, or -1
+    round_scores: tuple[tuple[int, ...], ...]  # one row per finished round
+    king: int  # king of the last finished round, or -1
+
+
+# -- setup --------------------------------------------------------------------------------
+
+
+def initial_state(config: Config, rng: np.random.Generator) -> State:
+    """A new game: the favourite deck shuffled once (Setup), round 1 started by seat 0."""
+    n = config.num_players
+    deck = tuple(int(c) for c in rng.permutation(NUM_CARDS))
+    state = State(
+        num_players=n,
+        num_rounds=config.rounds,
+        round=0,
+        phase=Phase.PLACE,
+        to_play=0,
+        starter=0,
+        floors=(UNPLACED,) * NUM_CANDIDATES,
+        favourites=(-1,) * n,
+        deck=deck,
+        no_left=(0,) * n,
+        placements_left=(0,) * n,
+        crown=-1,
+        candidate=-1,
+        votes=(NOT_VOTED,) * n,
+        no_voters=(0,) * NUM_CANDIDATES,
+        last_votes=(NOT_VOTED,) * n,
+        last_candidate=-1,
+        round_scores=(),
+        king=-1,
+    )
+    return start_round(state, round_idx=0, starter=0)
+
+
+def start_round(state: State, round_idx: int, starter: int) -> State:
+    """A round step 1: new favourites from the deck, NO cards back, the castle emptied."""
+    n = state.num_players
+    return state._replace(
+        round=round_idx,
+        phase=Phase.PLACE,
+        to_play=starter,
+        starter=starter,
+        floors=(UNPLACED,) * NUM_CANDIDATES,
+        # Cards are not reshuffled between rounds: each round deals the next n from the top.
+        favourites=state.deck[:n],
+        deck=state.deck[n:],
+        no_left=(NO_CARDS[n],) * n,
+        placements_left=(PLACEMENTS[n],) * n,
+        crown=-1,
+        candidate=-1,
+        votes=(NOT_VOTED,) * n,
+        no_voters=(0,) * NUM_CANDIDATES,
+        last_votes=(NOT_VOTED,) * n,
+        last_candidate=-1,
+    )
+
+
+# -- legality -----------------------------------------------------------------------------
+
+
+def floor_counts(floors: tuple[int, ...]) -> list[int]:
+    """Candidates per floor 0..5."""
+    counts = [0] * NUM_FLOORS
+    for f in floors:
+        if 0 <= f < NUM_FLOORS:
+            counts[f] += 1
+    return counts
+
+
+def can_climb(floors: tuple[int, ...], counts: list[int], c: int) -> bool:
+    """Climbing: one floor up, only into a floor with room; floor 5 may always enter the throne."""
+    f = floors[c]
+    if f == NUM_FLOORS - 1:
+        return True  # the throne is empty whenever a climb is asked for
+    return 0 <= f < NUM_FLOORS - 1 and counts[f + 1] < CAPACITY
+
+
+def legal_actions(state: State) -> tuple[int, ...]:
+    """Sorted action ids open to ``state.to_play``; empty once the game is over."""
+    phase = state.phase
+    if phase is Phase.PLACE:
+        counts = floor_counts(state.floors)
+        open_floors = [f for f in range(1, 5) if counts[f] < CAPACITY]
+        return tuple(
+            PLACE + 4 * c + (f - 1)
+            for c in range(NUM_CANDIDATES)
+            if state.floors[c] == UNPLACED
+            for f in open_floors
+        )
+    if phase is Phase.CLIMB:
+        counts = floor_counts(state.floors)
+        return tuple(CLIMB + c for c in range(NUM_CANDIDATES) if can_climb(state.floors, counts, c))
+    if phase is Phase.VOTE:
+        return (YES, NO) if state.no_left[state.to_play] > 0 else (YES,)
+    return ()
+
+
+def is_legal(state: State, action: int) -> bool:
+    """Whether ``action`` is open to ``state.to_play`` (the same truth as legal_actions)."""
+    phase = state.phase
+    if phase is Phase.PLACE and PLACE <= action < CLIMB:
+        c, f = divmod(action - PLACE, 4)
+        return state.floors[c] == UNPLACED and floor_counts(state.floors)[f + 1] < CAPACITY
+    if phase is Phase.CLIMB and CLIMB <= action < YES:
+        return can_climb(state.floors, floor_counts(state.floors), action - CLIMB)
+    if phase is Phase.VOTE:
+        return action == YES or (action == NO and state.no_left[state.to_play] > 0)
+    return False
+
+
+def describe_action(action: int) -> str:
+    """Plain words for an action id, e.g. ``place Erisco on floor 3``."""
+    if PLACE <= action < CLIMB:
+        c, f = divmod(action - PLACE, 4)
+        return f"place {NAMES[c]} on floor {f + 1}"
+    if CLIMB <= action < YES:
+        return f"move {NAMES[action - CLIMB]} up"
+    if action == YES:
+        return "vote YES"
+    if action == NO:
+        return "vote NO"
+    return f"unknown action {action}"
+
+
+# -- transitions --------------------------------------------------------------------------
+
+
+def apply_action(state: State, action: int, rng: np.random.Generator | None = None) -> State:
+    """The state after ``state.to_play`` takes ``action``; ValueError if it is illegal.
+
+    ``rng`` is accepted for the common rules interface; King Up draws all chance at setup.
+    """
+    if not is_legal(state, action):
+        legal = legal_actions(state)
+        raise ValueError(
+            f"illegal action {action} ({describe_action(action)}) for seat {state.to_play} "
+            f"in phase {state.phase.name}; legal actions: {list(legal)}"
+        )
+    if state.phase is Phase.PLACE:
+        return apply_place(state, action)
+    if state.phase is Phase.CLIMB:
+        return apply_climb(state, action - CLIMB)
+    return apply_vote(state, action == NO)
+
+
+def _set(values: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
+    return values[:i] + (v,) + values[i + 1 :]
+
+
+def apply_place(state: State, action: int) -> State:
+    """Placement phase: one unplaced candidate onto floor 1..4, then the next player."""
+    c, f = divmod(action - PLACE, 4)
+    p, n = state.to_play, state.num_players
+    floors = _set(state.floors, c, f + 1)
+    left = _set(state.placements_left, p, state.placements_left[p] - 1)
+    if any(left):
+        return state._replace(floors=floors, placements_left=left, to_play=(p + 1) % n)
+    # Every still unplaced candidate goes to floor 0; climbing continues clockwise, which is
+    # the starting player again because every seat placed the same number.
+    floors = tuple(0 if x == UNPLACED else x for x in floors)
+    return state._replace(
+        floors=floors, placements_left=left, phase=Phase.CLIMB, to_play=(p + 1) % n
+    )
+
+
+def apply_climb(state: State, c: int) -> State:
+    """Climbing phase: move one candidate up; reaching the throne opens an election."""
+    p, n = state.to_play, state.num_players
+    floors = _set(state.floors, c, state.floors[c] + 1)
+    if floors[c] != THRONE:
+        return state._replace(floors=floors, to_play=(p + 1) % n)
+    # Election: the mover takes the crown; votes are asked from the crown holder clockwise.
+    return state._replace(
+        floors=floors,
+        phase=Phase.VOTE,
+        crown=p,
+        candidate=c,
+        votes=(NOT_VOTED,) * n,
+        to_play=p,
+    )
+
+
+def apply_vote(state: State, vote_no: bool) -> State:
+    """Record one hidden vote; the last vote reveals all and resolves the election."""
+    p, n = state.to_play, state.num_players
+    votes = _set(state.votes, p, VOTED_NO if vote_no else VOTED_YES)
+    nxt = (p + 1) % n
+    if nxt != state.crown:
+        return state._replace(votes=votes, to_play=nxt)
+    if VOTED_NO not in votes:
+        return crown_king(state)
+    return eliminate(state, votes)
+
+
+def eliminate(state: State, votes: tuple[int, ...]) -> State:
+    """At least one NO: the candidate leaves the round and each NO voter spends a NO card."""
+    c, n = state.candidate, state.num_players
+    mask = sum(1 << s for s in range(n) if votes[s] == VOTED_NO)
+    return state._replace(
+        floors=_set(state.floors, c, ELIMINATED),
+        no_left=tuple(k - (v == VOTED_NO) for k, v in zip(state.no_left, votes)),
+        no_voters=_set(state.no_voters, c, mask),
+        last_votes=votes,
+        last_candidate=c,
+        votes=(NOT_VOTED,) * n,
+        candidate=-1,
+        phase=Phase.CLIMB,
+        to_play=(state.crown + 1) % n,
+    )
+
+
+def crown_king(state: State) -> State:
+    """All YES: the candidate is king, the round is scored, and the next round or the end."""
+    points = tuple(
+        score_card(state.floors, FAVOURITE_CARDS[card], state.round) for card in state.favourites
+    )
+    done = state._replace(
+        round_scores=state.round_scores + (points,),
+        king=state.candidate,
+        votes=(NOT_VOTED,) * state.num_players,
+    )
+    if state.round + 1 >= state.num_rounds:
+        return done._replace(phase=Phase.GAME_OVER, to_play=-1)
+    # The next round is started by the player to the left of the crown holder.
+    return start_round(done, state.round + 1, (state.crown + 1) % state.num_players)
+
+
+# -- scoring ------------------------------------------------------------------------------
+
+
+def candidate_points(position: int) -> int:
+    """Scoring: the king 10, floor f f points, eliminated 0."""
+    if position == THRONE:
+        return 10
+    return position if 0 <= position < NUM_FLOORS else 0
+
+
+def score_card(floors: tuple[int, ...], card: tuple[int, ...], round_idx: int) -> int:
+    """One player's points for a round; in round 3 exactly 0 becomes 33."""
+    points = sum(candidate_points(floors[c]) for c in card)
+    if round_idx == 2 and points == 0:
+        return MAX_ROUND_SCORE
+    return points
+
+
+def totals(state: State) -> tuple[int, ...]:
+    """Points per seat over the finished rounds."""
+    return tuple(sum(col) for col in zip(*state.round_scores)) or (0,) * state.num_players
+
+
+def in_castle(state: State, seat: int) -> int:
+    """Tie-break count: the seat's favourites of the last round not eliminated (king counts)."""
+    return sum(state.floors[c] != ELIMINATED for c in FAVOURITE_CARDS[state.favourites[seat]])
+
+
+def winners(state: State) -> tuple[int, ...]:
+    """Seats that win: highest total, then most favourites still in the castle; else shared."""
+    if state.phase is not Phase.GAME_OVER:
+        return ()
+    tot = totals(state)
+    best = max(tot)
+    tied = [s for s in range(state.num_players) if tot[s] == best]
+    if len(tied) == 1:
+        return tuple(tied)
+    kept = {s: in_castle(state, s) for s in tied}
+    most = max(kept.values())
+    return tuple(s for s in tied if kept[s] == most)
+
+
+def scores(state: State) -> tuple[float, ...]:
+    """Game score per seat (total points so far)."""
+    return tuple(float(t) for t in totals(state))
+
+
+def is_terminal(state: State) -> bool:
+    """True once the last round has been scored."""
+    return state.phase is Phase.GAME_OVER
+
+
+def rewards(before: State, after: State, config: Config) -> tuple[float, ...]:
+    """Per-seat reward for the transition ``before -> after`` under ``config.reward``."""
+    n = after.num_players
+    if config.reward == "win":
+        if after.phase is not Phase.GAME_OVER:
+            return (0.0,) * n
+        won = set(winners(after))
+        return tuple(1.0 if s in won else -1.0 for s in range(n))
+    if len(after.round_scores) == len(before.round_scores):
+        return (0.0,) * n
+    points = after.round_scores[-1]
+    if config.reward == "score":
+        return tuple(p / MAX_ROUND_SCORE for p in points)
+    total = sum(points)
+    return tuple((p - (total - p) / (n - 1)) / MAX_ROUND_SCORE for p in points)
