@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import Agent, GameView
 
-class RandomAgent:
+
+class RandomAgent(Agent):
     """Picks uniformly among the actions its ``action_mask`` allows; works with every game."""
 
-    name = "random"
+    spec = "random"
 
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
         """A legal action id; ValueError if the mask allows none."""
         legal = np.flatnonzero(action_mask)
         if legal.size == 0:
             raise ValueError("the action mask allows no action: this agent is not to act")
         return int(legal[self.rng.integers(legal.size)])
-
-    def __call__(self, obs: dict[str, np.ndarray]) -> int:
-        """Act on a PettingZoo observation dict ``{"observation", "action_mask"}``."""
-        return self.act(obs["observation"], obs["action_mask"])

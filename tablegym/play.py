@@ -9,8 +9,7 @@ import argparse
 import importlib
 
 from agents import RandomAgent
-
-GAMES = {"kingup": "kingup_env", "updown": "updown_env", "kdk": "kdk_env"}
+from agents.base import GAMES
 
 
 def play(game: str, players: int | None, seed: int, quiet: bool = False) -> dict[str, float]:

@@ -1,0 +1,46 @@
+"""The one agent interface shared by random, heuristic, search and trained agents.
+
+An agent acts on what its seat observes, ``(observation, action_mask)``. Search agents also
+receive a :class:`GameView`, which gives the rules module and the true state: they must use it
+only through ``rules.sample_state(state, seat, rng)``, which replaces everything the seat
+cannot see by a sample consistent with what it has seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+GAMES = {"kingup": "kingup_env", "updown": "updown_env", "kdk": "kdk_env"}
+
+
+@dataclass(frozen=True)
+class GameView:
+    """What a search agent may consult: the rules, the options, the state, its own seat."""
+
+    rules: ModuleType
+    config: Any
+    state: Any
+    seat: int
+
+
+class Agent:
+    """Base class: override :meth:`act`; ``spec`` is the string that builds the agent."""
+
+    spec = "agent"
+
+    def reset(self, seat: int) -> None:
+        """Called when a new game starts with this agent at ``seat``."""
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
+        """A legal action id for the seat that sees ``observation``."""
+        raise NotImplementedError
+
+    def __call__(self, obs: dict[str, np.ndarray], view: GameView | None = None) -> int:
+        """Act on a PettingZoo observation dict ``{"observation", "action_mask"}``."""
+        return self.act(obs["observation"], obs["action_mask"], view)

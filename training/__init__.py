@@ -1,0 +1,1 @@
+"""Training (self-play PPO) and evaluation (tournaments with ratings) for tablegym agents."""
