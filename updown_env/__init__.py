@@ -1,0 +1,6 @@
+"""Up & Down (2–4 players) as a PettingZoo AEC environment: ``from updown_env import env``."""
+
+from updown_env.env import env, raw_env
+from updown_env.observation import LAYOUT, OBS_SIZE
+
+__all__ = ["LAYOUT", "OBS_SIZE", "env", "raw_env"]
