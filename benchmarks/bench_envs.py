@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-GAMES = ("kingup_env", "updown_env")  # more games join as they land
+GAMES = ("kingup_env", "updown_env", "kdk_env")
 
 
 def steps_per_second(make: Callable[[], object], steps: int, seed: int = 0) -> float:

@@ -1,0 +1,1121 @@
+"""KdK – Kampf der Könige: the pure rules core (spec v1.1, ``shared/rules/kdk.md``).
+
+No PettingZoo, no printing, no global random state: every shuffle, the round-1 opener and
+every recycle of a played pile use the generator passed in. Comments cite the spec (§x.y).
+
+A :class:`State` is immutable. :func:`apply_action` copies it into a mutable working object,
+runs the spec's procedures (§3.4) on that copy and freezes the result, so the state passed in
+is never changed.
+
+Actions (``NUM_ACTIONS = 114``, the same ids for every agent, §8.1):
+
+=======  ==========================================================================
+0..12    ``LAY_HAND(f)``: lay hand figure f (0 traitor, 1..10, 11 king, 12 ambassador)
+13..15   ``LAY_SLOT(s)``: lay the figure in slot s (level 10)
+16       ``PASS``
+17       ``FAIL``: take one penalty card, the box is cleared (interruption)
+18       ``WEITER``: two traitors forward the duty (one-colour deck only)
+19..27   ``ANNOUNCE_N``: announce a combo of N = id − 16 cards (3..11)
+28       ``ABORT``: end the own combo with a penalty card (level 9+)
+29       ``TOP_UP``: draw one card towards the announced size
+30..32   ``TAKE_SLOT(s)``: take the slot figure into the hand (level 10)
+33       ``SECURE``: finish without combo points
+34       ``CLAIM_LATE``: finish with a late, unannounced combo (half points)
+35       ``DECLARE_SP``: declare shuffle pressure between rounds (level 10)
+36..74   ``SLOT_SWAP(s, f)`` = 36 + 13·s + f (level 10, start of a round)
+75..113  ``SLOT_PICK(s, f)`` = 75 + 13·s + f (level 10, slot distribution)
+=======  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from tablegym.options import check_choice, check_int, check_options
+
+# -- figures and decks (§2.1, §2.2, §2.3) ------------------------------------------------------
+TRAITOR, KING, AMBASSADOR = 0, 11, 12
+NUM_FIGURES = 13
+MAX_PLAYERS = 5
+NUM_SLOTS = 3
+FIGURE_NAMES = ("T", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "K", "A")
+DECKS = {
+    "one_colour": (3,) + (2,) * 11 + (2,),  # 27 cards: one colour + 2 ambassadors
+    "own_decks": (15,) + (10,) * 11 + (10,),  # 135 cards: 5 colours + 10 ambassadors
+}
+HAND_SIZE = {2: 10, 3: 8, 4: 8, 5: 6}
+FINISH_SLOTS = {2: 1, 3: 2, 4: 2, 5: 2}
+SP_THRESHOLD = 6  # T3a: "fewer than 6 draw cards" (§6.2)
+MAX_COMBO_PTS = 11
+MAX_TOPUPS = 3
+
+# -- action ids (§8.1) -------------------------------------------------------------------------
+LAY_HAND = 0
+LAY_SLOT = 13
+PASS = 16
+FAIL = 17
+WEITER = 18
+ANNOUNCE = 19  # ANNOUNCE_N = 16 + N
+ABORT = 28
+TOP_UP = 29
+TAKE_SLOT = 30
+SECURE = 33
+CLAIM_LATE = 34
+DECLARE_SP = 35
+SLOT_SWAP = 36
+SLOT_PICK = 75
+NUM_ACTIONS = 114
+ANNOUNCE_IDS = tuple(range(ANNOUNCE, ABORT))
+
+
+class Phase(IntEnum):
+    OPEN = 0
+    FREE_OPEN = 1
+    WINDOW = 2
+    DUTY = 3
+    FINISH = 4
+    SP_DECLARE = 5
+    SLOT_PICK = 6
+    SWAP = 7
+    GAME_OVER = 8
+
+
+ROUND_PHASES = (Phase.OPEN, Phase.FREE_OPEN, Phase.WINDOW, Phase.DUTY, Phase.FINISH)
+
+# status[p] (§3.1)
+ACTIVE, FINISHED, ELIMINATED = 0, 1, 2
+
+
+class LayKind(IntEnum):
+    OPEN = 0
+    SERVE = 1
+    REDIRECT = 2
+    THROW = 3
+    FREE_OPEN = 4
+
+
+# What to do after a paused FINISH decision (§3.5 FINISH "resume the procedure").
+RESUME_NONE, RESUME_NEXT, RESUME_FREE_OPEN = 0, 1, 2
+
+
+# -- fit (§3.2), as tables indexed [figure][top] ----------------------------------------------
+def _throw_fit(f: int, t: int) -> bool:
+    return t >= 0 and (f == t or (1 <= f <= 11 and f == t + 1))
+
+
+def _serve_fit(f: int, t: int) -> bool:
+    if t < 0 or _throw_fit(f, t):
+        return False
+    return f in (TRAITOR, AMBASSADOR) or (1 <= f <= 11 and f >= t + 2)
+
+
+THROW_FIT = tuple(tuple(_throw_fit(f, t) for t in range(NUM_FIGURES)) for f in range(NUM_FIGURES))
+SERVE_FIT = tuple(tuple(_serve_fit(f, t) for t in range(NUM_FIGURES)) for f in range(NUM_FIGURES))
+
+
+def throw_fit(f: int, t: int) -> bool:
+    """§3.2: f may be thrown onto top t (same figure or one higher; t = -1 is an empty box)."""
+    return t >= 0 and THROW_FIT[f][t]
+
+
+def serve_fit(f: int, t: int) -> bool:
+    """§3.2: f fits t only under duty (two or more higher, or a traitor/ambassador)."""
+    return t >= 0 and SERVE_FIT[f][t]
+
+
+# -- options -----------------------------------------------------------------------------------
+OPTIONS = (
+    "num_players",
+    "level",
+    "deck_mode",
+    "num_rounds",
+    "max_round_steps",
+    "first_opener",
+    "auto_pass",
+    "reward_mode",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Game options (spec "Options" table)."""
+
+    num_players: int = 4
+    level: int = 10
+    deck_mode: str = "one_colour"
+    num_rounds: int = 6
+    max_round_steps: int = 2000
+    first_opener: int | None = None
+    auto_pass: bool = False
+    reward_mode: str = "score"
+
+    @property
+    def hand_size(self) -> int:
+        return HAND_SIZE[self.num_players]
+
+    @property
+    def finish_slots(self) -> int:
+        return FINISH_SLOTS[self.num_players]
+
+    @property
+    def deck(self) -> tuple[int, ...]:
+        return DECKS[self.deck_mode]
+
+
+def make_config(**options: object) -> Config:
+    """Validated options; unknown names or bad values raise ValueError naming what is allowed."""
+    check_options(options, OPTIONS)
+    cfg = Config(**options)  # type: ignore[arg-type]
+    check_int("num_players", cfg.num_players, 2, MAX_PLAYERS)
+    check_choice("level", cfg.level, (8, 9, 10))
+    check_choice("deck_mode", cfg.deck_mode, tuple(DECKS))
+    check_int("num_rounds", cfg.num_rounds, 1)
+    check_int("max_round_steps", cfg.max_round_steps, 200)
+    if cfg.first_opener is not None:
+        try:
+            check_int("first_opener", cfg.first_opener, 0, cfg.num_players - 1)
+        except ValueError:
+            raise ValueError(
+                f"first_opener must be None or an integer from 0 to {cfg.num_players - 1}; "
+                f"got {cfg.first_opener!r}"
+            ) from None
+    check_choice("auto_pass", cfg.auto_pass, (False, True))
+    check_choice("reward_mode", cfg.reward_mode, ("score", "win"))
+    return cfg
+
+
+# -- state -------------------------------------------------------------------------------------
+class State(NamedTuple):
+    """Immutable game state (§3.1). A NamedTuple: cheaper to build on every step than a dataclass.
+
+    Per-player fields are tuples indexed by absolute seat. A draw pile is ordered with its top
+    card last; hands and played piles are counts per figure.
+    """
+
+    config: Config
+    phase: Phase
+    to_play: int  # actor seat; -1 at GAME_OVER
+    round_idx: int  # 1-based
+    rounds_done: int  # rounds scored so far
+    opener: int  # opener of the current round
+    last_winner: int  # place 1 of the last scored round, -1 before
+    hand: tuple[tuple[int, ...], ...]  # private: counts per figure
+    draw: tuple[tuple[int, ...], ...]  # private: pile, top card last
+    played: tuple[tuple[int, ...], ...]  # public: counts per figure
+    slots: tuple[tuple[int, ...], ...]  # public: figure per slot, -1 = none
+    box: tuple[tuple[int, int, bool], ...]  # (owner, figure, transparent), bottom first
+    top: int  # effective top figure, -1 = empty box
+    top_owner: int  # owner of the top card, -1 = empty box
+    status: tuple[int, ...]  # ACTIVE / FINISHED / ELIMINATED
+    place: tuple[int, ...]  # place so far this round, 0 = none
+    finish_order: tuple[int, ...]
+    elim_order: tuple[int, ...]
+    announced: tuple[int, ...]  # 0 or the active announcement N
+    ann_made: tuple[bool, ...]
+    serves_since: tuple[int, ...]
+    laid_since: tuple[bool, ...]
+    combo_len: tuple[int, ...]
+    combo_pts: tuple[int, ...]
+    duty: int  # duty holder, -1 = none
+    reopener: int  # R of the last interruption, -1 = none
+    queue: tuple[int, ...]  # window / free-open / declare / pick / swap order
+    resume: int  # RESUME_* while a FINISH decision is pending
+    sp_in_round: bool
+    steps: int  # env steps in this round (E4)
+    topups: int  # free top-ups in the current decision
+    score: tuple[int, ...]  # totals
+    last_score: tuple[int, ...]  # score of the last scored round
+    firsts: tuple[int, ...]  # 1st places (tie-break, §5.4)
+    combo_sum: tuple[int, ...]  # sum of combo points (tie-break)
+    last_place: tuple[int, ...]  # places of the last scored round (tie-break)
+    picks_left: tuple[int, ...]  # SLOT_PICK grants (§6.3)
+    slot_old: tuple[tuple[bool, ...], ...]  # slot held before this distribution
+    swapped: tuple[tuple[bool, ...], ...]  # slot already swapped in this SWAP phase
+
+
+class _RoundOver(Exception):  # noqa: N818 - control flow, not an error
+    """Raised when a round end (§3.7 E1–E3) cuts the current action short."""
+
+
+_FIELDS = State._fields
+_NESTED = ("hand", "draw", "played", "slots", "slot_old", "swapped")
+_SCALARS = (
+    "config", "phase", "to_play", "round_idx", "rounds_done", "opener", "last_winner", "top",
+    "top_owner", "duty", "reopener", "resume", "sp_in_round", "steps", "topups",
+)  # fmt: skip
+# 0 = scalar, 1 = tuple (copied to a list), 2 = tuple of tuples (copied to a list of lists)
+_KIND = {f: 2 if f in _NESTED else 0 if f in _SCALARS else 1 for f in _FIELDS}
+
+
+class _Work:
+    """Mutable copy of a State that the procedures of §3.4 change in place.
+
+    A field is copied from the state the first time it is read (``__getattr__`` runs only for
+    attributes not yet set), so a step pays only for the fields it touches.
+    """
+
+    def __init__(self, s: State, rng: np.random.Generator):
+        self._state = s
+        self.cfg = s.config
+        self.n = s.config.num_players
+        self.rng = rng
+        self.solo_start = False
+
+    def __getattr__(self, name: str) -> object:
+        kind = _KIND.get(name)
+        if kind is None:
+            raise AttributeError(name)
+        value = getattr(self.__dict__["_state"], name)
+        if kind == 2:
+            value = [list(row) for row in value]
+        elif kind == 1:
+            value = list(value)
+        self.__dict__[name] = value
+        return value
+
+    def freeze(self) -> State:
+        d = self.__dict__
+        t = tuple
+        vals = []
+        for name, old in zip(_FIELDS, self._state):
+            if name not in d:
+                vals.append(old)
+                continue
+            kind = _KIND[name]
+            v = d[name]
+            vals.append(v if kind == 0 else t(v) if kind == 1 else t(map(t, v)))
+        return State(*vals)
+
+
+def _blank(config: Config) -> State:
+    """A state with empty zones, used to build the first round."""
+    n = config.num_players
+    zero13 = (0,) * NUM_FIGURES
+    return State(
+        config=config,
+        phase=Phase.OPEN,
+        to_play=0,
+        round_idx=1,
+        rounds_done=0,
+        opener=0,
+        last_winner=-1,
+        hand=(zero13,) * n,
+        draw=((),) * n,
+        played=(zero13,) * n,
+        slots=((-1,) * NUM_SLOTS,) * n,
+        box=(),
+        top=-1,
+        top_owner=-1,
+        status=(ACTIVE,) * n,
+        place=(0,) * n,
+        finish_order=(),
+        elim_order=(),
+        announced=(0,) * n,
+        ann_made=(False,) * n,
+        serves_since=(0,) * n,
+        laid_since=(False,) * n,
+        combo_len=(0,) * n,
+        combo_pts=(0,) * n,
+        duty=-1,
+        reopener=-1,
+        queue=(),
+        resume=RESUME_NONE,
+        sp_in_round=False,
+        steps=0,
+        topups=0,
+        score=(0,) * n,
+        last_score=(0,) * n,
+        firsts=(0,) * n,
+        combo_sum=(0,) * n,
+        last_place=(0,) * n,
+        picks_left=(0,) * n,
+        slot_old=((False,) * NUM_SLOTS,) * n,
+        swapped=((False,) * NUM_SLOTS,) * n,
+    )
+
+
+def _expand(counts: list[int] | tuple[int, ...]) -> list[int]:
+    """A multiset of figure counts as a sorted list of figures."""
+    return [f for f, c in enumerate(counts) for _ in range(c)]
+
+
+def initial_state(config: Config, rng: np.random.Generator) -> State:
+    """§2.5: shuffle every pile, pick the round-1 opener, deal h cards each, start round 1."""
+    w = _Work(_blank(config), rng)
+    deck = _expand(config.deck)
+    for p in range(w.n):
+        w.draw[p] = rng.permutation(deck).tolist()
+    opener = config.first_opener
+    w.opener = int(rng.integers(w.n)) if opener is None else opener
+    for p in range(w.n):
+        _take(w, p, config.hand_size)
+    _start_round(w)
+    return w.freeze()
+
+
+# -- queries (work on a State or a _Work alike) ------------------------------------------------
+def _solo(s: State | _Work) -> bool:
+    return s.status.count(ACTIVE) == 1
+
+
+def _drawable(s: State | _Work, p: int) -> int:
+    """§3.4 drawable(p): the draw pile at level 10, draw + played pile at levels 8–9."""
+    if s.config.level == 10:
+        return len(s.draw[p])
+    return len(s.draw[p]) + sum(s.played[p])
+
+
+def _next_active(s: State | _Work, p: int) -> int:
+    """§3.4 next_active(p): first ACTIVE seat after p, p itself last; -1 if none."""
+    n = len(s.status)
+    for i in range(1, n + 1):
+        q = (p + i) % n
+        if s.status[q] == ACTIVE:
+            return q
+    return -1
+
+
+def _traitor_ban(s: State | _Work) -> bool:
+    """§3.3 level ≥ 9: no traitor OPEN/SERVE and no WEITER while an announcement is active."""
+    return s.config.level >= 9 and any(s.announced)
+
+
+def _amb_ban(s: State | _Work, p: int) -> bool:
+    """§3.3 level ≥ 9: p may not OPEN/SERVE an ambassador (see the exact condition there)."""
+    if s.config.level < 9:
+        return False
+    ann = [q for q, a in enumerate(s.announced) if a]
+    if not any(q != p for q in ann):
+        return False
+    return len(ann) == 1 or any(s.laid_since[q] for q in ann)
+
+
+def _serve_banned(s: State | _Work, p: int, f: int) -> bool:
+    if f == TRAITOR:
+        return _traitor_ban(s)
+    if f == AMBASSADOR:
+        return _amb_ban(s, p)
+    return False
+
+
+def _has_throw(s: State | _Work, p: int) -> bool:
+    """Whether p holds a hand card or (level 10) slot figure that can be thrown (auto_pass)."""
+    t = s.top
+    if t < 0:
+        return False
+    hand = s.hand[p]
+    if any(hand[f] and THROW_FIT[f][t] for f in range(NUM_FIGURES)):
+        return True
+    return s.config.level == 10 and any(f >= 0 and THROW_FIT[f][t] for f in s.slots[p])
+
+
+# -- legality (§3.5, §3.6, §6) -----------------------------------------------------------------
+# The last state asked about and its answer, as one tuple so a thread never sees half of it.
+_memo: list[tuple] = [(None, ())]
+
+
+def legal_actions(state: State) -> tuple[int, ...]:
+    """Sorted action ids open to ``state.to_play``; empty at GAME_OVER."""
+    last = _memo[0]
+    if last[0] is state:  # the env asks for the mask, then apply_action checks it again
+        return last[1]
+    legal = _legal_actions(state)
+    _memo[0] = (state, legal)
+    return legal
+
+
+def _legal_actions(state: State) -> tuple[int, ...]:
+    ph = state.phase
+    p = state.to_play
+    if ph == Phase.GAME_OVER:
+        return ()
+    if ph == Phase.FINISH:
+        return _finish_options(state, p)
+    if ph == Phase.SP_DECLARE:
+        return (PASS, DECLARE_SP)
+    if ph == Phase.SLOT_PICK:
+        return _pick_options(state, p)
+    if ph == Phase.SWAP:
+        return _swap_options(state, p)
+    out = _lay_options(state, p, ph)
+    if ph == Phase.FREE_OPEN or ph == Phase.WINDOW:
+        out.append(PASS)
+    if ph == Phase.OPEN or ph == Phase.DUTY:
+        out.append(FAIL)
+    if ph == Phase.DUTY and _weiter_ok(state, p):
+        out.append(WEITER)
+    _free_options(state, p, out)
+    return tuple(out)
+
+
+def _lay_options(s: State, p: int, ph: Phase) -> list[int]:
+    """LAY_HAND / LAY_SLOT ids for the four play phases (§3.5)."""
+    hand = s.hand[p]
+    t = s.top
+    if ph == Phase.OPEN:  # any hand figure, except what a ban forbids
+        return [f for f in range(NUM_FIGURES) if hand[f] and not _serve_banned(s, p, f)]
+    if ph == Phase.FREE_OPEN:  # any hand figure, only while still announced
+        return [f for f in range(NUM_FIGURES) if hand[f]] if s.announced[p] else []
+    if ph == Phase.WINDOW:
+        ok = [THROW_FIT[f][t] for f in range(NUM_FIGURES)]
+    else:  # DUTY: redirect, or a serve that no ban forbids
+        ok = [
+            THROW_FIT[f][t] or (SERVE_FIT[f][t] and not _serve_banned(s, p, f))
+            for f in range(NUM_FIGURES)
+        ]
+    out = [f for f in range(NUM_FIGURES) if hand[f] and ok[f]]
+    if s.config.level == 10:
+        out.extend(LAY_SLOT + k for k, f in enumerate(s.slots[p]) if f >= 0 and ok[f])
+    return out
+
+
+def _weiter_ok(s: State, p: int) -> bool:
+    """§3.5 WEITER: one-colour deck, two traitors in hand, no traitor ban."""
+    return s.config.deck_mode == "one_colour" and s.hand[p][TRAITOR] >= 2 and not _traitor_ban(s)
+
+
+def _topup_ok(s: State, p: int, nhand: int) -> bool:
+    """§3.6 / §4.6 free TOP_UP."""
+    n_ann = s.announced[p]
+    return (
+        n_ann > 0
+        and s.topups < MAX_TOPUPS
+        and s.combo_len[p] + nhand < n_ann
+        and not _solo(s)
+        and _drawable(s, p) >= 1
+    )
+
+
+def _free_options(s: State, p: int, out: list[int]) -> None:
+    """§3.6 free actions, appended in id order."""
+    nhand = sum(s.hand[p])
+    if not s.announced[p] and not s.ann_made[p] and nhand >= 2:
+        out.extend(ANNOUNCE_IDS)
+    if s.announced[p] and s.config.level >= 9:
+        out.append(ABORT)
+    if _topup_ok(s, p, nhand):
+        out.append(TOP_UP)
+    if s.config.level == 10:
+        out.extend(TAKE_SLOT + k for k, f in enumerate(s.slots[p]) if f >= 0)
+
+
+def _finish_options(s: State, p: int) -> tuple[int, ...]:
+    """§3.5 FINISH: TOP_UP, SECURE, CLAIM_LATE."""
+    out = []
+    n_ann = s.announced[p]
+    if n_ann and s.combo_len[p] < n_ann and not _solo(s) and _drawable(s, p) >= 1:
+        out.append(TOP_UP)
+    out.append(SECURE)
+    if not n_ann and s.combo_len[p] >= 3:
+        out.append(CLAIM_LATE)
+    return tuple(out)
+
+
+def _pick_options(s: State, p: int) -> tuple[int, ...]:
+    """§6.3(4): the lowest empty slot first; at the maximum, exchange an old figure."""
+    figures = sorted(set(s.draw[p]))
+    slots = s.slots[p]
+    if -1 in slots:
+        targets = [slots.index(-1)]
+    else:
+        targets = [k for k in range(NUM_SLOTS) if s.slot_old[p][k]]
+    return (PASS,) + tuple(SLOT_PICK + 13 * k + f for k in targets for f in figures)
+
+
+def _swap_options(s: State, p: int) -> tuple[int, ...]:
+    """§6.5: an unswapped slot and a different hand figure change places."""
+    hand = s.hand[p]
+    out = [PASS]
+    for k, g in enumerate(s.slots[p]):
+        if g >= 0 and not s.swapped[p][k]:
+            out.extend(SLOT_SWAP + 13 * k + f for f in range(NUM_FIGURES) if hand[f] and f != g)
+    return tuple(out)
+
+
+def is_terminal(state: State) -> bool:
+    """True once the last round has been scored (§6.6)."""
+    return state.phase == Phase.GAME_OVER
+
+
+# -- transitions -------------------------------------------------------------------------------
+def apply_action(state: State, action: int, rng: np.random.Generator) -> State:
+    """The state after ``state.to_play`` takes ``action``; ValueError if it is illegal."""
+    legal = legal_actions(state)
+    if action not in legal:
+        raise ValueError(
+            f"illegal action {action} ({describe_action(action)}) for seat {state.to_play} "
+            f"in phase {Phase(state.phase).name}; legal actions: {list(legal)}"
+        )
+    w = _Work(state, rng)
+    if state.phase <= Phase.FINISH:
+        w.steps += 1
+        w.solo_start = _solo(w)
+        try:
+            _round_action(w, action)
+        except _RoundOver:
+            _end_round(w)
+        else:
+            if w.phase <= Phase.FINISH and w.steps >= w.cfg.max_round_steps:
+                _end_round(w)  # E4
+    else:
+        _between_action(w, action)
+    return w.freeze()
+
+
+def _round_action(w: _Work, a: int) -> None:
+    """One action of OPEN, FREE_OPEN, WINDOW, DUTY or FINISH (§3.5, §3.6)."""
+    p = w.to_play
+    ph = w.phase
+    if ph == Phase.FINISH:
+        _finish_action(w, p, a)
+    elif ANNOUNCE <= a < ABORT:  # free actions keep the decision (§3.6)
+        w.announced[p] = a - 16
+        w.ann_made[p] = True
+        w.serves_since[p] = 0
+        w.laid_since[p] = False
+    elif a == ABORT:
+        _draw(w, p, 1, True)
+        if w.status[p] != ACTIVE:
+            _after_free_elimination(w, p)
+    elif a == TOP_UP:
+        _draw(w, p, 1, False)
+        w.topups += 1
+    elif TAKE_SLOT <= a < SECURE:
+        k = a - TAKE_SLOT
+        w.hand[p][w.slots[p][k]] += 1
+        w.slots[p][k] = -1
+    else:
+        w.topups = 0  # a terminal action ends the decision
+        _terminal_action(w, p, ph, a)
+
+
+def _terminal_action(w: _Work, p: int, ph: Phase, a: int) -> None:
+    if a == FAIL:  # §3.5 OPEN/DUTY
+        _draw(w, p, 1, True)
+        _interrupt(w, p)
+    elif a == PASS:
+        w.queue.pop(0)
+        if ph == Phase.WINDOW:
+            _advance_window(w)
+        else:
+            _next_free_opener(w)
+    elif a == WEITER:
+        _weiter(w, p)
+    elif a < LAY_SLOT:
+        _lay(w, p, a, -1, _kind(w, ph, a))
+    else:
+        k = a - LAY_SLOT
+        f = w.slots[p][k]
+        _lay(w, p, f, k, _kind(w, ph, f))
+
+
+def _kind(w: _Work, ph: Phase, f: int) -> LayKind:
+    """§3.2 classification of a lay in phase ph."""
+    if ph == Phase.OPEN:
+        return LayKind.OPEN
+    if ph == Phase.FREE_OPEN:
+        return LayKind.FREE_OPEN
+    if ph == Phase.WINDOW:
+        return LayKind.THROW
+    return LayKind.REDIRECT if THROW_FIT[f][w.top] else LayKind.SERVE
+
+
+def _finish_action(w: _Work, p: int, a: int) -> None:
+    """§3.5 FINISH: TOP_UP, SECURE or CLAIM_LATE, then resume the interrupted procedure."""
+    resume = w.resume
+    w.resume = RESUME_NONE
+    w.topups = 0
+    if a == TOP_UP:
+        _draw(w, p, 1, False)  # not a penalty: the combo stays alive
+    else:
+        if a == CLAIM_LATE:
+            w.combo_pts[p] = min(MAX_COMBO_PTS, w.combo_len[p] // 2)
+        _finish(w, p)
+    _continue(w, p, resume == RESUME_FREE_OPEN)
+
+
+def _after_free_elimination(w: _Work, p: int) -> None:
+    """§3.6: an actor eliminated by a free action (ABORT at level 10)."""
+    w.topups = 0
+    ph = w.phase
+    if ph == Phase.WINDOW:
+        w.queue.pop(0)
+        _advance_window(w)
+    elif ph == Phase.FREE_OPEN:
+        w.queue.pop(0)
+        _next_free_opener(w)
+    elif ph == Phase.DUTY:  # the duty moves on; box kept, no new window
+        d = _next_active(w, p)
+        if d < 0:
+            raise _RoundOver
+        w.duty = w.to_play = d
+    else:
+        _interrupt(w, p)
+
+
+# -- procedures (§3.4) -------------------------------------------------------------------------
+def _take(w: _Work, p: int, k: int) -> int:
+    """Move up to k cards from the top of p's draw pile into the hand; the number moved."""
+    pile = w.draw[p]
+    hand = w.hand[p]
+    k = min(k, len(pile))
+    for _ in range(k):
+        hand[pile.pop()] += 1
+    return k
+
+
+def _draw(w: _Work, p: int, k: int, penalty: bool) -> None:
+    """§3.4 draw(p, k, penalty): recycle (levels 8–9) or shuffle pressure (level 10)."""
+    if len(w.draw[p]) < k:
+        if w.cfg.level == 10:
+            _sp_eliminate(w, p)
+            return
+        _recycle(w, p)
+    moved = _take(w, p, k)
+    if penalty:  # also after a short draw (§3.4 step 3, inv. 41)
+        w.combo_len[p] = 0
+        if w.announced[p]:
+            _fail_combo(w, p)
+    if moved and w.solo_start:
+        raise _RoundOver  # E3: the solo player drew a card
+
+
+def _recycle(w: _Work, p: int) -> None:
+    """§3.4 step 1: the played pile, shuffled, goes under the draw pile."""
+    cards = _expand(w.played[p])
+    if cards:
+        w.draw[p][:0] = w.rng.permutation(cards).tolist()
+        w.played[p] = [0] * NUM_FIGURES
+
+
+def _fail_combo(w: _Work, p: int) -> None:
+    w.announced[p] = 0
+    w.serves_since[p] = 0
+    w.laid_since[p] = False
+
+
+def _sp_eliminate(w: _Work, p: int) -> None:
+    """§3.4 / §6.4: hand and slots to the played pile; out of the round, lowest free place."""
+    played = w.played[p]
+    for f, c in enumerate(w.hand[p]):
+        played[f] += c
+    for f in w.slots[p]:
+        if f >= 0:
+            played[f] += 1
+    w.hand[p] = [0] * NUM_FIGURES
+    w.slots[p] = [-1] * NUM_SLOTS
+    _fail_combo(w, p)
+    w.status[p] = ELIMINATED
+    w.elim_order.append(p)
+    w.place[p] = w.n - len(w.elim_order) + 1
+    w.sp_in_round = True
+    if ACTIVE not in w.status:
+        raise _RoundOver  # E2
+
+
+def _lay(w: _Work, p: int, f: int, src: int, kind: LayKind) -> None:
+    """§3.4 lay(p, f, src, kind); src = -1 for the hand, else the slot index."""
+    if src < 0:
+        w.hand[p][f] -= 1
+    else:
+        w.slots[p][src] = -1
+    w.box.append((p, f, False))
+    w.top = f
+    w.top_owner = p
+    announced = w.announced[p] > 0
+    serve = kind == LayKind.OPEN or kind == LayKind.SERVE
+    if serve:  # the serve itself is the first combo card (§4.1, inv. 15)
+        w.combo_len[p] = 1
+        if announced:
+            w.serves_since[p] += 1
+    else:
+        w.combo_len[p] += 1
+    if announced:
+        w.laid_since[p] = True
+    if f == TRAITOR:  # every traitor lay costs a penalty card (inv. 6)
+        _draw(w, p, 1, True)
+    elif announced and serve and w.serves_since[p] == 2:  # "Strafe Kombo" (§4.3(2))
+        _draw(w, p, 1, True)
+    free_open = kind == LayKind.FREE_OPEN
+    if w.status[p] == ACTIVE and src < 0 and not any(w.hand[p]):
+        resume = RESUME_FREE_OPEN if free_open else RESUME_NEXT
+        if not _finish_check(w, p, resume):
+            return  # paused in FINISH
+    _continue(w, p, free_open)
+
+
+def _continue(w: _Work, p: int, free_open: bool) -> None:
+    """§3.4 continue_after_lay: move the duty (it stays with R after a free open), open a window."""
+    if not free_open:
+        d = _next_active(w, p)
+        if d < 0:
+            raise _RoundOver  # E2
+        w.duty = d
+    _open_window(w, p)
+
+
+def _open_window(w: _Work, p: int) -> None:
+    """§3.4 open_window(p): the layer first, then clockwise; the duty holder excluded."""
+    n, status, duty = w.n, w.status, w.duty
+    w.queue = [q for q in ((p + i) % n for i in range(n)) if status[q] == ACTIVE and q != duty]
+    _advance_window(w)
+
+
+def _advance_window(w: _Work) -> None:
+    """§3.4 advance_window: level-8 pause and auto_pass skips, then WINDOW or DUTY."""
+    queue = w.queue
+    pause = w.cfg.level == 8 and any(w.announced)
+    auto = w.cfg.auto_pass
+    while queue and (
+        (pause and not w.announced[queue[0]]) or (auto and not _has_throw(w, queue[0]))
+    ):
+        queue.pop(0)
+    if queue:
+        w.phase = Phase.WINDOW
+        w.to_play = queue[0]
+    else:
+        w.phase = Phase.DUTY
+        w.to_play = w.duty
+
+
+def _next_free_opener(w: _Work) -> None:
+    """FREE_OPEN: the next candidate, else OPEN with R (§3.5)."""
+    if w.queue:
+        w.phase = Phase.FREE_OPEN
+        w.to_play = w.queue[0]
+    else:
+        w.phase = Phase.OPEN
+        w.to_play = w.duty
+
+
+def _finish_check(w: _Work, p: int, resume: int) -> bool:
+    """§3.4 finish_check; False if the decision pauses in FINISH."""
+    length, target = w.combo_len[p], w.announced[p]
+    if target and length >= target:
+        w.combo_pts[p] = min(MAX_COMBO_PTS, target + (length - target) // 2)
+        _finish(w, p)
+        return True
+    late = not target and length >= 3
+    topup = target and not _solo(w) and _drawable(w, p) >= 1
+    if not late and not topup:
+        _finish(w, p)  # SECURE is the only option: automatic
+        return True
+    w.phase = Phase.FINISH
+    w.to_play = p
+    w.resume = resume
+    return False
+
+
+def _finish(w: _Work, p: int) -> None:
+    """§3.4 finish(p); the F-th finish ends the round at once (E1)."""
+    w.status[p] = FINISHED
+    w.finish_order.append(p)
+    w.place[p] = len(w.finish_order)
+    _fail_combo(w, p)
+    if len(w.finish_order) >= w.cfg.finish_slots:
+        raise _RoundOver
+    if ACTIVE not in w.status:
+        raise _RoundOver  # E2
+
+
+def _weiter(w: _Work, d: int) -> None:
+    """§3.5 WEITER: two transparent traitors, two penalty cards, the duty moves on."""
+    w.hand[d][TRAITOR] -= 2
+    w.box.append((d, TRAITOR, True))
+    w.box.append((d, TRAITOR, True))
+    _draw(w, d, 2, True)
+    if w.status[d] == ACTIVE and not any(w.hand[d]):
+        if not _finish_check(w, d, RESUME_NEXT):
+            return
+    _continue(w, d, False)
+
+
+def _interrupt(w: _Work, e: int) -> None:
+    """§3.4 interrupt(E): clear the box; R reopens; level ≥ 9 announcers may free-open."""
+    for owner, f, _ in w.box:
+        w.played[owner][f] += 1
+    w.box = []
+    w.top = w.top_owner = -1
+    r = _next_active(w, e)
+    if r < 0:
+        raise _RoundOver  # E2
+    w.duty = w.reopener = r
+    n = w.n
+    if w.cfg.level >= 9:
+        cands = ((r + i) % n for i in range(1, n))
+        w.queue = [q for q in cands if w.status[q] == ACTIVE and w.announced[q]]
+    else:
+        w.queue = []
+    _next_free_opener(w)
+
+
+def _reset_round_state(w: _Work) -> None:
+    """§5.3 / §3.4 start_round: per-round fields back to their start values."""
+    n = w.n
+    w.status = [ACTIVE] * n
+    w.place = [0] * n
+    w.finish_order = []
+    w.elim_order = []
+    w.announced = [0] * n
+    w.ann_made = [False] * n
+    w.serves_since = [0] * n
+    w.laid_since = [False] * n
+    w.combo_len = [0] * n
+    w.combo_pts = [0] * n
+    w.box = []
+    w.top = w.top_owner = -1
+    w.duty = w.reopener = -1
+    w.queue = []
+    w.resume = RESUME_NONE
+    w.sp_in_round = False
+    w.steps = 0
+    w.topups = 0
+    w.picks_left = [0] * n
+
+
+def _start_round(w: _Work) -> None:
+    """§3.4 start_round: the opener opens."""
+    _reset_round_state(w)
+    w.phase = Phase.OPEN
+    w.duty = w.to_play = w.opener
+
+
+# -- round end (§5) ----------------------------------------------------------------------------
+def _places(w: _Work) -> list[int]:
+    """§5.1: finishers, then active players by fewer hand cards (ties clockwise from the
+    opener), then the eliminated (already placed from the bottom)."""
+    place = list(w.place)
+    n = w.n
+    rest = [q for q in range(n) if w.status[q] == ACTIVE]
+    rest.sort(key=lambda q: (sum(w.hand[q]), (q - w.opener) % n))
+    for i, q in enumerate(rest):
+        place[q] = len(w.finish_order) + 1 + i
+    return place
+
+
+def _end_round(w: _Work) -> None:
+    """§5: places, scores, cleanup; then the next round (§6) or GAME_OVER."""
+    w.solo_start = False
+    place = _places(w)
+    n = w.n
+    for p in range(n):
+        pts = w.combo_pts[p] if w.status[p] == FINISHED else 0
+        w.last_score[p] = pts - place[p]
+        w.score[p] += pts - place[p]
+        w.combo_sum[p] += pts
+        w.firsts[p] += place[p] == 1
+    w.last_place = place
+    w.last_winner = place.index(1)
+    w.rounds_done += 1
+    for owner, f, _ in w.box:  # §5.3 cleanup
+        w.played[owner][f] += 1
+    for p in range(n):
+        for f, c in enumerate(w.hand[p]):
+            w.played[p][f] += c
+        w.hand[p] = [0] * NUM_FIGURES
+    eliminated = [s == ELIMINATED for s in w.status]
+    sp_in_round = w.sp_in_round
+    _reset_round_state(w)
+    if w.round_idx >= w.cfg.num_rounds:
+        w.phase = Phase.GAME_OVER
+        w.to_play = -1
+        return
+    w.round_idx += 1
+    w.opener = w.last_winner
+    if w.cfg.level < 10:  # §6.1 recycling levels
+        for p in range(n):
+            _draw(w, p, w.cfg.hand_size, False)
+        _start_round(w)
+    elif sp_in_round:  # §6.2 T1
+        _distribute(w, eliminated)
+    else:
+        _deal_level10(w)
+
+
+# -- between rounds at level 10 (§6.2–6.5) -----------------------------------------------------
+def _clockwise(w: _Work, start: int) -> list[int]:
+    return [(start + i) % w.n for i in range(w.n)]
+
+
+def _deal_level10(w: _Work) -> None:
+    """§6.2 steps 2–4: deal attempt (T2), automatic SP (T3a), else SP_DECLARE."""
+    h = w.cfg.hand_size
+    short = [len(pile) < h for pile in w.draw]
+    if any(short):  # T2 (nobody is dealt: dealt hands would go straight back)
+        _distribute(w, short if not all(short) else [False] * w.n)
+        return
+    for p in range(w.n):
+        _take(w, p, h)
+    if all(len(pile) < SP_THRESHOLD for pile in w.draw):  # T3a
+        _hands_back(w)
+        _distribute(w, [False] * w.n)
+        return
+    w.phase = Phase.SP_DECLARE
+    w.queue = _clockwise(w, w.opener)
+    w.to_play = w.queue[0]
+
+
+def _hands_back(w: _Work) -> None:
+    """Dealt hand cards go back onto the draw piles (§6.2)."""
+    for p in range(w.n):
+        w.draw[p].extend(_expand(w.hand[p]))
+        w.hand[p] = [0] * NUM_FIGURES
+
+
+def _distribute(w: _Work, excluded: list[bool]) -> None:
+    """§6.3 steps 1–3: counts, grants (2 for the highest count, 1 for the second), pick order."""
+    counts = {
+        p: len(w.draw[p]) - sum(f >= 0 for f in w.slots[p]) for p in range(w.n) if not excluded[p]
+    }
+    values = sorted(set(counts.values()), reverse=True)[:2]
+    order = _clockwise(w, w.opener)
+    queue = []
+    for value, grant in zip(values, (2, 1)):
+        for p in order:
+            if counts.get(p) == value:
+                w.picks_left[p] = grant
+                queue.append(p)
+    w.slot_old = [[f >= 0 for f in slots] for slots in w.slots]
+    w.queue = queue
+    _next_picker(w)
+
+
+def _next_picker(w: _Work) -> None:
+    if w.queue:
+        w.phase = Phase.SLOT_PICK
+        w.to_play = w.queue[0]
+    else:
+        _reset_piles(w)
+
+
+def _reset_piles(w: _Work) -> None:
+    """§6.3(5) RESET: every card but the slot figures forms a new shuffled pile; deal h."""
+    deck = w.cfg.deck
+    for p in range(w.n):
+        counts = list(deck)
+        for f in w.slots[p]:
+            if f >= 0:
+                counts[f] -= 1
+        w.draw[p] = w.rng.permutation(_expand(counts)).tolist()
+        w.hand[p] = [0] * NUM_FIGURES
+        w.played[p] = [0] * NUM_FIGURES
+    for p in range(w.n):
+        _take(w, p, w.cfg.hand_size)
+    w.slot_old = [[False] * NUM_SLOTS for _ in range(w.n)]
+    _start_round(w)
+
+
+def _start_swaps(w: _Work) -> None:
+    """§6.2 step 5 / §6.5: slot holders swap, clockwise from the opener."""
+    w.queue = [p for p in _clockwise(w, w.opener) if any(f >= 0 for f in w.slots[p])]
+    w.swapped = [[False] * NUM_SLOTS for _ in range(w.n)]
+    if w.queue:
+        w.phase = Phase.SWAP
+        w.to_play = w.queue[0]
+    else:
+        _start_round(w)
+
+
+def _between_action(w: _Work, a: int) -> None:
+    """SP_DECLARE, SLOT_PICK and SWAP actions (§6.2–6.5)."""
+    p = w.to_play
+    ph = w.phase
+    if ph == Phase.SP_DECLARE:
+        if a == DECLARE_SP:  # T3v: the first declaration ends the phase
+            _hands_back(w)
+            _distribute(w, [q == p for q in range(w.n)])
+            return
+        w.queue.pop(0)
+        if w.queue:
+            w.to_play = w.queue[0]
+        else:
+            _start_swaps(w)
+    elif ph == Phase.SLOT_PICK:
+        if a == PASS:
+            w.picks_left[p] = 0
+        else:
+            _pick(w, p, *divmod(a - SLOT_PICK, 13))
+        if w.picks_left[p] == 0:
+            w.queue.pop(0)
+        _next_picker(w)
+    elif a == PASS:  # SWAP
+        w.queue.pop(0)
+        if w.queue:
+            w.to_play = w.queue[0]
+        else:
+            _start_round(w)
+    else:
+        k, f = divmod(a - SLOT_SWAP, 13)
+        w.hand[p][f] -= 1
+        w.hand[p][w.slots[p][k]] += 1
+        w.slots[p][k] = f
+        w.swapped[p][k] = True
+
+
+def _pick(w: _Work, p: int, k: int, f: int) -> None:
+    """§6.3(4) SLOT_PICK(k, f): f leaves the draw pile; an old figure in k goes back to it."""
+    pile = w.draw[p]
+    pile.remove(f)
+    old = w.slots[p][k]
+    if old >= 0:
+        pile.append(old)
+    w.slots[p][k] = f
+    w.slot_old[p][k] = False
+    w.picks_left[p] -= 1
+
+
+# -- scores, winners, rewards (§5.4) -----------------------------------------------------------
+def scores(state: State) -> tuple[float, ...]:
+    """Total score per seat."""
+    return tuple(float(x) for x in state.score)
+
+
+def winners(state: State) -> tuple[int, ...]:
+    """§5.4: highest total; then more 1st places, more combo points, a better last place."""
+    keys = [
+        (state.score[p], state.firsts[p], state.combo_sum[p], -state.last_place[p])
+        for p in range(len(state.score))
+    ]
+    best = max(keys)
+    return tuple(p for p, k in enumerate(keys) if k == best)
+
+
+def rewards(before: State, after: State, config: Config) -> tuple[float, ...]:
+    """Per-seat reward of the transition (§5.4): round scores, or +1 per winner at the end."""
+    n = config.num_players
+    if config.reward_mode == "score":
+        if after.rounds_done > before.rounds_done:
+            return tuple(float(x) for x in after.last_score)
+        return (0.0,) * n
+    if after.phase == Phase.GAME_OVER and before.phase != Phase.GAME_OVER:
+        won = winners(after)
+        return tuple(1.0 if p in won else 0.0 for p in range(n))
+    return (0.0,) * n
+
+
+def describe_action(action: int) -> str:
+    """Plain words for an action id, e.g. ``LAY_HAND(K)``."""
+    a = action
+    if 0 <= a < LAY_SLOT:
+        return f"LAY_HAND({FIGURE_NAMES[a]})"
+    if a < PASS:
+        return f"LAY_SLOT({a - LAY_SLOT})"
+    simple = {PASS: "PASS", FAIL: "FAIL", WEITER: "WEITER", ABORT: "ABORT", TOP_UP: "TOP_UP"}
+    simple.update({SECURE: "SECURE", CLAIM_LATE: "CLAIM_LATE", DECLARE_SP: "DECLARE_SP"})
+    if a in simple:
+        return simple[a]
+    if ANNOUNCE <= a < ABORT:
+        return f"ANNOUNCE_{a - 16}"
+    if TAKE_SLOT <= a < SECURE:
+        return f"TAKE_SLOT({a - TAKE_SLOT})"
+    if SLOT_SWAP <= a < SLOT_PICK:
+        k, f = divmod(a - SLOT_SWAP, 13)
+        return f"SLOT_SWAP({k}, {FIGURE_NAMES[f]})"
+    if SLOT_PICK <= a < NUM_ACTIONS:
+        k, f = divmod(a - SLOT_PICK, 13)
+        return f"SLOT_PICK({k}, {FIGURE_NAMES[f]})"
+    return f"unknown action {a}"
