@@ -58,7 +58,7 @@ bookkeeping of rounds, tie-breaks and the between-round phases.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from itertools import chain
 
 import numpy as np
@@ -71,8 +71,8 @@ F = NUM_FIGURES
 MAX_PILE = max(sum(d) for d in DECKS.values())  # 135
 COMBO_CLIP = 22  # CLAIM_LATE reaches 11 points at 22 cards; no longer combo scores more
 
-# Fields up to ``solo`` are written as raw numbers in one slice and then multiplied by a scale
-# vector (``_scale``); the one-hot fields after them are scattered.
+# The vector is built as ints (counts and one-hots) in absolute seats, put into the observer's
+# seat order by one index array (``_rotation``) and multiplied by a scale vector (``_scale``).
 _PER_SEAT = (
     "place", "announced", "ann_made", "combo_len", "serves_since", "laid_since", "picks_left",
     "score", "last_round_score",
@@ -134,6 +134,39 @@ _ST = {name: sl.start for name, sl in STATE_LAYOUT.slices.items()}
 _HEAD_END = LAYOUT.slices["solo"].stop
 _SEAT_PAD = {n: (0,) * (P - n) for n in range(2, P + 1)}
 _FIGURE_PAD = {n: (0,) * (F * (P - n)) for n in range(2, P + 1)}
+_NO_SLOTS = (-1,) * NUM_SLOTS
+# Fields with one row per seat: rotated so that the observer comes first.
+_SEAT_FIELDS = (
+    "hand_count", "draw_count", "played_count", "played", *_PER_SEAT, "slots", "box",
+    "top_owner", "duty", "reopener", "to_play", "seats", "status",
+)  # fmt: skip
+
+
+def _rotation(n: int, seat: int) -> np.ndarray:
+    """Indices that turn a vector in absolute seats into the view of ``seat``.
+
+    Row r of a seat field is row (seat + r) % n of the absolute vector; rows r >= n (no such
+    seat) are zero in both and map to themselves.
+    """
+    idx = np.arange(OBS_SIZE)
+    rows_from = [(seat + r) % n for r in range(n)]
+    for name in _SEAT_FIELDS:
+        rows = idx[LAYOUT.slices[name]].reshape(P, -1)  # a view into idx, one row per seat
+        rows[:n] = rows[rows_from]
+    return idx
+
+
+_ROTATION = {n: tuple(_rotation(n, seat) for seat in range(n)) for n in range(2, P + 1)}
+
+
+def _blank(n: int) -> bytes:
+    """The raw vector before any entry is set: zeros but the seats in play."""
+    blank = bytearray(OBS_SIZE)
+    blank[_AT["seats"] : _AT["seats"] + n] = b"\x01" * n
+    return bytes(blank)
+
+
+_BLANK = {n: _blank(n) for n in range(2, P + 1)}
 
 
 @cache
@@ -163,55 +196,52 @@ def _scale(deck_mode: str, num_rounds: int, size: int = OBS_SIZE) -> np.ndarray:
 
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and draw pile."""
-    vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    _write(vec, state, seat)
     cfg = state.config
-    vec *= _scale(cfg.deck_mode, cfg.num_rounds)
-    return vec
+    raw = _absolute(state, seat)[_ROTATION[cfg.num_players][seat]]
+    return raw * _scale(cfg.deck_mode, cfg.num_rounds)
 
 
-def _write(vec: np.ndarray, s: State, seat: int) -> None:
-    """Raw numbers up to ``solo`` (scaled afterwards), then the one-hot fields."""
+def _absolute(s: State, seat: int) -> np.ndarray:
+    """The observation of ``seat`` in absolute seats and before scaling: small ints.
+
+    Built in plain Python and turned into an array once at the end: every numpy call on a
+    small piece would cost more than the Python work around it. The one-hot fields (and the
+    box: at most 15 cards of a figure) are set in a copy of a byte template, then the fields
+    up to ``solo``, listed in order, are copied over its start in one go.
+    """
     cfg = s.config
     n = cfg.num_players
     pad = _SEAT_PAD[n]
-
-    def rot(row: tuple) -> tuple:  # absolute seats -> relative seats, padded to 5
-        return row[seat:] + row[:seat] + pad
-
-    pile = s.draw[seat]
-    head = [*s.hand[seat], *map(pile.count, range(F))]
-    head += rot(tuple(map(sum, s.hand)))
-    head += rot(tuple(map(len, s.draw)))
-    head += rot(tuple(map(sum, s.played)))
-    head += chain.from_iterable(s.played[seat:] + s.played[:seat])
-    head += _FIGURE_PAD[n]
-    head += rot(s.place) + rot(s.announced) + rot(s.ann_made)
-    head += rot(tuple(c if c < COMBO_CLIP else COMBO_CLIP for c in s.combo_len))
-    head += rot(s.serves_since) + rot(s.laid_since) + rot(s.picks_left)
     offset = 5 * cfg.num_rounds
-    head += rot(tuple(x + offset for x in s.score))
-    head += rot(tuple(x + 5 for x in s.last_score))
     solo = s.phase <= Phase.FINISH and s.status.count(0) == 1
-    head += (s.topups, s.round_idx, 1, cfg.deck_mode == "own_decks", solo)
-    vec[:_HEAD_END] = head
-    vec[_one_hot(s, seat, n)] = 1.0
-    if s.box:
-        at = _AT["box"]
-        for owner, f, _ in s.box:
-            vec[at + F * ((owner - seat) % n) + f] += 1.0
-
-
-def _one_hot(s: State, seat: int, n: int) -> list[int]:
-    """Indices of the one-hot entries (slots, seats, status, top, phase, level)."""
+    head = [
+        *s.hand[seat],
+        *_composition(s.draw[seat]),
+        *map(sum, s.hand), *pad,
+        *map(len, s.draw), *pad,
+        *_played_fields(s.played),
+        *s.place, *pad,
+        *s.announced, *pad,
+        *s.ann_made, *pad,
+        *[c if c < COMBO_CLIP else COMBO_CLIP for c in s.combo_len], *pad,
+        *s.serves_since, *pad,
+        *s.laid_since, *pad,
+        *s.picks_left, *pad,
+        *[x + offset for x in s.score], *pad,
+        *[x + 5 for x in s.last_score], *pad,
+        s.topups, s.round_idx, 1, cfg.deck_mode == "own_decks", solo,
+    ]  # fmt: skip
+    buf = bytearray(_BLANK[n])
     at = _AT
-    idx = [at["phase"] + int(s.phase), at["level"] + s.config.level - 8]
-    for r in range(n):
-        q = (seat + r) % n
-        idx += (at["seats"] + r, at["status"] + 3 * r + s.status[q])
-        for k, f in enumerate(s.slots[q]):
-            if f >= 0:
-                idx.append(at["slots"] + (r * NUM_SLOTS + k) * F + f)
+    buf[at["phase"] + s.phase] = 1
+    buf[at["level"] + cfg.level - 8] = 1
+    for q, status in enumerate(s.status):
+        buf[at["status"] + 3 * q + status] = 1
+    for q, row in enumerate(s.slots):
+        if row != _NO_SLOTS:  # most rows hold no slot figure: one comparison skips them
+            for k, f in enumerate(row):
+                if f >= 0:
+                    buf[at["slots"] + F * (NUM_SLOTS * q + k) + f] = 1
     for name, q in (
         ("top_owner", s.top_owner),
         ("duty", s.duty),
@@ -219,28 +249,56 @@ def _one_hot(s: State, seat: int, n: int) -> list[int]:
         ("to_play", s.to_play),
     ):
         if q >= 0:
-            idx.append(at[name] + (q - seat) % n)
+            buf[at[name] + q] = 1
     if s.top >= 0:
-        idx.append(at["top"] + s.top)
-    return idx
+        buf[at["top"] + s.top] = 1
+    for owner, f, _ in s.box:
+        buf[at["box"] + F * owner + f] += 1
+    try:
+        buf[:_HEAD_END] = head  # about 6x faster than numpy's conversion of a list
+    except ValueError:  # beyond a byte: the score of a game of more than 17 rounds
+        return np.array([*head, *buf[_HEAD_END:]], dtype=np.float32)
+    return np.frombuffer(buf, dtype=np.uint8)
+
+
+@lru_cache(maxsize=1024)
+def _composition(pile: tuple[int, ...]) -> tuple[int, ...]:
+    """Cards per figure of a draw pile.
+
+    Cached: a pile changes only when its owner draws, and its 13 counts would be the costliest
+    field of the encoding. ``bytes.count`` scans raw bytes where ``tuple.count`` compares
+    objects: several times faster on a 135-card pile.
+    """
+    return tuple(map(bytes(pile).count, range(F)))
+
+
+@lru_cache(maxsize=1024)
+def _played_fields(played: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    """``played_count`` and ``played`` in absolute seats, padded to 5 seats.
+
+    Cached: only an interruption, a recycle or a round end changes the played piles.
+    """
+    n = len(played)
+    return (*map(sum, played), *_SEAT_PAD[n], *chain.from_iterable(played), *_FIGURE_PAD[n])
 
 
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats."""
     vec = np.zeros(STATE_SIZE, dtype=np.float32)
-    _write(vec, state, 0)
+    vec[:OBS_SIZE] = _absolute(state, 0)
     st = _ST
     cfg = state.config
     n = cfg.num_players
+    counts = [*chain.from_iterable(state.hand), *_FIGURE_PAD[n]]
+    for pile in state.draw:
+        counts += _composition(pile)
+    counts += _FIGURE_PAD[n]
+    vec[st["hands"] : st["hands"] + len(counts)] = counts  # hands, then draw_comp
     idx: list[int] = []
     val: list[float] = []
     for q in range(n):
-        vec[st["hands"] + F * q : st["hands"] + F * (q + 1)] = state.hand[q]
         pile = state.draw[q]
         if pile:
-            vec[st["draw_comp"] + F * q : st["draw_comp"] + F * (q + 1)] = np.bincount(
-                pile, minlength=F
-            )
             top_first = (np.asarray(pile[::-1], dtype=np.float32) + 1) / F
             start = st["draw_order"] + MAX_PILE * q
             vec[start : start + len(pile)] = top_first

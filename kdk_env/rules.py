@@ -1119,3 +1119,56 @@ def describe_action(action: int) -> str:
         k, f = divmod(a - SLOT_PICK, 13)
         return f"SLOT_PICK({k}, {FIGURE_NAMES[f]})"
     return f"unknown action {a}"
+
+
+# -- determinisation for search (information-set MCTS) -----------------------------------------
+def sample_state(state: State, seat: int, rng: np.random.Generator) -> State:
+    """A full state that ``seat`` cannot tell from ``state``: the hidden cards dealt anew.
+
+    What is public (§2.4, §8.2) stays as it is: the box, every played pile and slot, every
+    hand and draw-pile size, the combo and announcement state, scores, phase, actor, queue
+    and all bookkeeping. Only ``hand`` and ``draw`` change:
+
+    * ``seat`` keeps its hand and the composition of its own draw pile (both in its
+      observation), but the pile's order is hidden even from its owner, so it is reshuffled.
+    * Every other player p keeps his own cards (§2.2: "every card keeps its owner"), and of
+      them only those in p's hand or draw pile are hidden. Which cards these are is public:
+      p's deck minus his played pile, his box cards and his slot figures. How they split
+      between hand and pile is not (others' hands, draw compositions and drawn penalty or
+      top-up cards are hidden, §8.2), so they are dealt anew uniformly, the public hand size
+      to the hand and the rest, in a random order, to the draw pile.
+
+    Nothing is inferred from how the others played; that is the searcher's business. The
+    state holds no history, so what only a player with perfect recall knows is not kept
+    either (the observation does not hold it): at levels 8–9 a draw pile after a recycle
+    holds only cards of the recycled played pile (§3.4 step 1); a slot figure taken into the
+    hand (TAKE_SLOT, SLOT_SWAP) stays there until its owner lays that figure; and with
+    ``auto_pass`` a skipped window member held no fitting card (§8.2).
+    """
+    n = len(state.hand)
+    deck = state.config.deck
+    # Box cards per owner; WEITER's transparent traitors are box cards too (§3.5).
+    in_box = [[0] * NUM_FIGURES for _ in range(n)]
+    for owner, f, _ in state.box:
+        in_box[owner][f] += 1
+    hands = list(state.hand)
+    draws = list(state.draw)
+    for p in range(n):
+        pile = state.draw[p]
+        if p == seat:
+            if len(pile) > 1:  # a permutation of indices is cheaper than of the cards
+                draws[p] = tuple([pile[i] for i in rng.permutation(len(pile)).tolist()])
+            continue
+        size = sum(state.hand[p])
+        if size + len(pile) == 0:
+            continue
+        played, slots, box = state.played[p], state.slots[p], in_box[p]
+        hidden = [deck[f] - played[f] - box[f] - slots.count(f) for f in range(NUM_FIGURES)]
+        cards = _expand(hidden)
+        cards = [cards[i] for i in rng.permutation(len(cards)).tolist()]
+        hand = [0] * NUM_FIGURES
+        for f in cards[:size]:
+            hand[f] += 1
+        hands[p] = tuple(hand)
+        draws[p] = tuple(cards[size:])
+    return state._replace(hand=tuple(hands), draw=tuple(draws))

@@ -411,3 +411,38 @@ def rewards(before: State, after: State, config: Config) -> tuple[float, ...]:
         return tuple(p / MAX_ROUND_SCORE for p in points)
     total = sum(points)
     return tuple((p - (total - p) / (n - 1)) / MAX_ROUND_SCORE for p in points)
+
+
+# -- determinisation ----------------------------------------------------------------------
+
+
+def sample_state(state: State, seat: int, rng: np.random.Generator) -> State:
+    """A full state that ``seat`` cannot tell from ``state``: unseen cards and votes redrawn.
+
+    What ``seat`` has seen, with perfect recall ("Hidden information"): everything public,
+    its own favourite card and its own pending vote. Cards of earlier rounds are known too:
+    at each round's scoring "each player reveals their card", and ``State`` keeps them out of
+    ``favourites`` and ``deck`` anyway, so they are never redrawn. Unseen, and redrawn here:
+    the other players' current cards and the undealt deck, dealt again uniformly from the pool
+    of exactly those cards (so no card is ever duplicated or one already revealed); the
+    others' cast but unrevealed votes of an open election, redrawn uniformly among their
+    legal votes (NO only while holding a NO card; ``no_left`` drops only at the reveal).
+    Nothing is inferred from how the others played: that is the searcher's business. Once
+    the game is over every card has been revealed, so the state is returned unchanged.
+    """
+    if state.phase is Phase.GAME_OVER:
+        return state
+    others = [s for s in range(state.num_players) if s != seat]
+    pool = [state.favourites[s] for s in others] + list(state.deck)
+    drawn = [pool[i] for i in rng.permutation(len(pool))]
+    favourites = list(state.favourites)
+    for s, card in zip(others, drawn):
+        favourites[s] = card
+    votes = list(state.votes)
+    for s in others:
+        if votes[s] != NOT_VOTED:
+            # A vote is redrawn only where a NO was possible; with no NO card it is YES.
+            votes[s] = VOTED_NO if state.no_left[s] > 0 and rng.random() < 0.5 else VOTED_YES
+    return state._replace(
+        favourites=tuple(favourites), deck=tuple(drawn[len(others) :]), votes=tuple(votes)
+    )

@@ -2,7 +2,9 @@
 
 Each game has its own scripted tests of its rules; here every game must keep the same
 promises: PettingZoo's API and seed tests, masks that equal the rules' legal actions,
-immutable states, games that end, observations inside their space, exact copies and replays.
+immutable states, games that end, observations inside their space that hide what a seat may
+not see (resampling the hidden information with ``rules.sample_state`` leaves the seat's view
+unchanged), exact copies and replays.
 """
 
 from __future__ import annotations
@@ -123,6 +125,26 @@ def test_copies_and_replay(pkg, n):
     assert len(draws) == 1
     replayed = type(game).replay(5, game.action_log, num_players=n, **FAST.get(pkg, {}))
     assert replayed.game_state == game.game_state
+
+
+@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
+def test_no_leak_through_sampled_hidden_information(pkg, n):
+    """Resample everything a seat cannot see: that seat's observation must not change."""
+    game = make(pkg, n)
+    rules, obs = game.rules, game.observation
+    rng = np.random.default_rng(1)
+    changed = 0
+    for seed in range(2):
+        for step, g in enumerate(random_playout(game, seed)):
+            if step % 7:
+                continue
+            for seat in range(n):
+                sample = rules.sample_state(g.game_state, seat, rng)
+                assert np.array_equal(obs.encode(sample, seat), obs.encode(g.game_state, seat))
+                changed += not np.array_equal(
+                    obs.encode_state(sample), obs.encode_state(g.game_state)
+                )
+    assert changed, "sample_state never changed any hidden information"
 
 
 @pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)

@@ -441,3 +441,47 @@ def rewards(before: State, after: State, config: Config) -> tuple[float, ...]:
 def tricks_played(state: State) -> int:
     """Tricks resolved so far over all rounds."""
     return state.round * HAND_SIZE[state.num_players] + state.played[0].bit_count()
+
+
+# -- determinisation ----------------------------------------------------------------------
+
+_BIT = tuple(1 << c for c in range(NUM_CARDS))
+
+
+def sample_state(state: State, seat: int, rng: np.random.Generator) -> State:
+    """A full state that ``seat`` cannot tell from ``state``: the unseen cards dealt anew.
+
+    What ``seat`` has seen ("Hidden information"): everything public (side, orientation,
+    trump, leader, pot, tricks, the revealed cards of ``played`` and ``last_trick``, every hand
+    size and who has chosen in this trick), its own hand and its own pending choice. Unseen,
+    and redrawn here: the other players' hands, their chosen but unrevealed cards and the
+    set-aside cards. Those places hold exactly the cards ``seat`` has not seen in this round,
+    so their union is shuffled and dealt back into the same places with the same sizes
+    (a hand keeps its size, a chosen card stays one card, the set-aside pile keeps its size);
+    no card is duplicated or lost. Nothing is inferred from how the others played: that is
+    the searcher's business.
+    """
+    n = state.num_players
+    others = [s for s in range(n) if s != seat]
+    hands, pending = list(state.hands), list(state.pending)
+    # The pool is the union of the unseen places, a bitmask first so one lookup lists it.
+    pool_mask = state.aside
+    for s in others:
+        pool_mask |= hands[s]
+        if pending[s] != NO_CARD:
+            pool_mask |= 1 << pending[s]
+    if pool_mask == 0:
+        return state
+    pool = cards_of(pool_mask)
+    # One permutation of indices is cheaper than shuffling a Python list card by card.
+    deal = list(map(pool.__getitem__, rng.permutation(len(pool)).tolist()))
+    i = 0
+    for s in others:
+        if pending[s] != NO_CARD:
+            pending[s] = deal[i]
+            i += 1
+        k = hands[s].bit_count()
+        hands[s] = sum(map(_BIT.__getitem__, deal[i : i + k]))
+        i += k
+    aside = sum(map(_BIT.__getitem__, deal[i:]))
+    return _replace(state, hands=tuple(hands), pending=tuple(pending), aside=aside)

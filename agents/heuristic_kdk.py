@@ -1,0 +1,604 @@
+"""A KdK heuristic that plays the way a good human does, from its observation only.
+
+See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited from the spec,
+``shared/rules/kdk.md`` (§x.y).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from itertools import combinations
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.base import Agent, GameView
+from kdk_env.observation import COMBO_CLIP, LAYOUT
+from kdk_env.rules import (
+    AMBASSADOR,
+    ANNOUNCE,
+    CLAIM_LATE,
+    DECKS,
+    DECLARE_SP,
+    FAIL,
+    LAY_SLOT,
+    MAX_COMBO_PTS,
+    NUM_FIGURES,
+    PASS,
+    SECURE,
+    SERVE_FIT,
+    SLOT_PICK,
+    SLOT_SWAP,
+    TAKE_SLOT,
+    THROW_FIT,
+    TOP_UP,
+    TRAITOR,
+    WEITER,
+    Phase,
+)
+
+# -- weights ------------------------------------------------------------------------------------
+# The numbers were chosen by seeded tournaments against the greedy play-out policy of
+# tests/test_kdk_rules.py (3 players, level 10; mean round score margin over the opponents).
+# What a hand costs, in rough "duty turns still needed" (a turn is worth about GROUP_WEIGHT
+# points). After my lay I throw on in the window, so a run of consecutive figures (pairs
+# included) goes down in one turn; what costs is its entry. On top t a figure c fits under duty
+# iff c ≥ t (a redirect for c = t, t + 1, a serve above, §3.2), so a run from lo goes down whole
+# only on a top ≤ lo. ENTRY[lo] ≈ 1 / P(a turn lets me enter at lo): the duty tops measured in
+# self-play (traitor, king and ambassador tops are the most common), plus the chance of a
+# throw window (top lo - 1 or lo) or an open in between.
+P_TOP_AT_MOST = (0.11, 0.20, 0.25, 0.32, 0.38, 0.44, 0.50, 0.55, 0.60, 0.66, 0.73, 0.86)
+WINDOW_CHANCE = 0.15
+ENTRY = tuple(1.0 / min(1.0, p + WINDOW_CHANCE) for p in P_TOP_AT_MOST)
+GROUP_WEIGHT = 1.0
+PER_CARD = 0.1  # unplayed cards decide the places of the non-finishers (§5.1)
+# A traitor needs a turn of its own and comes back as a penalty card (§2.1); it can never be
+# the last card, so it is worst in a small hand.
+TRAITOR_COST = 4.0
+AMB_GROUP = 1.0  # ambassadors serve on anything (§3.2): one sure turn for all of them
+# Slot figures (level 10) are not hand cards: they are insurance against a fault, worth most
+# as an ambassador (a wild serve without penalty), then as a king.
+SLOT_VALUE = (0.0, 0.22, 0.24, 0.26, 0.28, 0.3, 0.32, 0.34, 0.36, 0.38, 0.4, 0.55, 0.9)
+# Combo prospects: the best run in hand (slot figures may fill it, §4.7) can be kept for last,
+# announced and laid out in one go (§4.2); worth RUN_POTENTIAL per card, discounted by
+# RUN_DECAY for each other group of hand cards that must go first (and TRAITOR_DECAY per
+# traitor). Once this round's announcement is used up, only a late claim is left: half the
+# points (§4.4). The potential is large because combo points (up to 11) dwarf place points
+# (1 per place): tournaments preferred 2.5 to 1.0 by about 1.5 points per round.
+RUN_POTENTIAL = 2.5
+RUN_DECAY = 0.8
+TRAITOR_DECAY = 0.8
+LATE_SHARE = 0.5
+# Announce a hand that is one run of at least EARLY_MIN cards even before I can start it
+# (about +0.2 points per round in tournaments). An announced combo still alive is worth its
+# N times the chance to complete it: a one-run hand with no serve used since the
+# announcement, with the one serve used (§4.3(2)), any other hand.
+EARLY_ANNOUNCE = True
+EARLY_MIN = 3
+ANN_CHANCE = (0.5, 0.25, 0.1)
+FAIL_EXTRA = 0.3  # an interruption hands the initiative to the next player (§3.4)
+FINISH = 6.0  # finishing is worth more than any hand
+ELIMINATION = 10.0  # level 10: a penalty draw from an empty pile is shuffle pressure (§6.4)
+# FINISH: a top-up is worth it when the chance of completing the combo pays for the risk of
+# being stuck with a card that does not fit.
+TOPUP_RISK = 3.0
+# SP_DECLARE (level 10): declare when the own draw pile is this small after the deal, since a
+# penalty draw from an empty pile eliminates (§6.2, §6.4); otherwise a declaration only gives
+# the others slots.
+SP_DECLARE_AT = 2
+SWAP_MIN = 0.05
+
+
+# Copies of each figure in one player's deck: observation counts are divided by these.
+COPIES = {mode: np.asarray(deck, np.float64) for mode, deck in DECKS.items()}
+
+
+class Pos(NamedTuple):
+    """My side of the game during a planned sequence of my own lays."""
+
+    hand: tuple[int, ...]  # counts per figure
+    slots: tuple[int, ...]  # slot figures, -1 = none
+    top: int
+    combo: int  # combo length (§4.1)
+    ann: int  # active announcement N, 0 = none
+    serves: int  # serves since the announcement
+    can_ann: bool  # an announcement is still possible this round
+
+
+class Seen:
+    """The decoded observation, as plain Python numbers (seat 0 is me)."""
+
+    def __init__(self, obs: np.ndarray):
+        d = LAYOUT.decode(obs)
+        copies = COPIES["own_decks" if d["deck_mode"][0] > 0.5 else "one_colour"]
+        size = float(copies.sum())
+
+        def counts(x: np.ndarray) -> tuple[int, ...]:
+            return tuple(np.rint(x * copies).astype(np.int64).tolist())
+
+        self.level = 8 + int(np.argmax(d["level"]))
+        self.phase = Phase(int(np.argmax(d["phase"])))
+        self.hand = counts(d["hand"])
+        self.own_draw = counts(d["own_draw"])
+        self.played = counts(d["played"][0])
+        self.draw_count = int(round(float(d["draw_count"][0]) * size))
+        self.top = int(np.argmax(d["top"])) if d["top"].any() else -1
+        self.combo = int(round(float(d["combo_len"][0]) * COMBO_CLIP))
+        self.announced = int(round(float(d["announced"][0]) * 11))
+        self.ann_made = bool(d["ann_made"][0] > 0.5)
+        self.serves = int(round(float(d["serves_since"][0]) * 2))
+        # §3.3: my ambassador may not open or serve while another player is announced and
+        # (his is the only announcement or some announcer has laid since announcing).
+        announced = d["announced"] > 0
+        self.amb_banned = (
+            self.level >= 9
+            and bool(announced[1:].any())
+            and (int(announced.sum()) == 1 or bool((d["laid_since"] * announced).any()))
+        )
+        slots = d["slots"][0]
+        self.slots = tuple(int(np.argmax(s)) if s.any() else -1 for s in slots)
+
+
+# -- hand evaluation ----------------------------------------------------------------------------
+def runs(hand: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """The maximal runs of consecutive numbered figures: (lowest, highest figure, cards)."""
+    out = []
+    f = 1
+    while f <= 11:
+        if hand[f]:
+            lo, k = f, 0
+            while f <= 11 and hand[f]:
+                k += hand[f]
+                f += 1
+            out.append((lo, f - 1, k))
+        else:
+            f += 1
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def hand_cost(hand: tuple[int, ...]) -> float:
+    """What the hand still costs me: its runs by their entries, traitors, ambassadors, cards."""
+    cost = PER_CARD * sum(hand) + TRAITOR_COST * hand[TRAITOR]
+    if hand[AMBASSADOR]:
+        cost += GROUP_WEIGHT * AMB_GROUP
+    for lo, _, _ in runs(hand):
+        cost += GROUP_WEIGHT * ENTRY[lo]
+    return cost
+
+
+@lru_cache(maxsize=1 << 16)
+def run_prospect(hand: tuple[int, ...], slots: tuple[int, ...] = ()) -> float:
+    """Expected combo cards from keeping a run for last: the best run's cards (at most 11,
+    §4.4), discounted for the other groups of hand cards that must go first (a traitor comes
+    back as a random card). Slot figures may fill or extend the run (§4.7) but need not go."""
+    extra = [f for f in slots if f > TRAITOR]
+    both = list(hand)
+    for f in extra:
+        both[f] += 1
+    rs = runs(tuple(both))
+    with_hand = [any(hand[lo : hi + 1]) for lo, hi, _ in rs]
+    groups = sum(with_hand) + (1 if hand[AMBASSADOR] else 0)
+    chance = TRAITOR_DECAY ** hand[TRAITOR]
+    best = 0.0
+    for (_, _, k), mine in zip(rs, with_hand):
+        others = groups - (1 if mine else 0)
+        best = max(best, min(k, MAX_COMBO_PTS) * RUN_DECAY**others * chance)
+    return best
+
+
+def slot_value(slots: tuple[int, ...]) -> float:
+    """What my slot figures are worth kept (level 10)."""
+    return sum(SLOT_VALUE[f] for f in slots if f >= 0)
+
+
+def is_one_run(hand: tuple[int, ...]) -> bool:
+    """Whether the hand is one run of consecutive numbered figures (pairs included)."""
+    return not hand[TRAITOR] and not hand[AMBASSADOR] and len(runs(hand)) == 1
+
+
+def combo_points(ann: int, length: int) -> int:
+    """§4.4: announced and reached, or a late claim, or nothing."""
+    if ann:
+        return min(MAX_COMBO_PTS, ann + (length - ann) // 2) if length >= ann else 0
+    return min(MAX_COMBO_PTS, length // 2) if length >= 3 else 0
+
+
+def add(hand: tuple[int, ...], f: int, k: int = 1) -> tuple[int, ...]:
+    """The hand with k more cards of figure f (k < 0: fewer)."""
+    h = list(hand)
+    h[f] += k
+    return tuple(h)
+
+
+class HeuristicKdK(Agent):
+    """Rule-of-thumb KdK player; reads only ``LAYOUT.decode(observation)`` and the mask.
+
+    The strategy in plain words:
+
+    * **Shed in runs.** After my lay I am first in the throw window (§3.4), so a run of
+      consecutive figures (pairs included) goes down in one turn: lay its first card, throw
+      the rest. A hand costs me its cards, its separate runs (a low run more: on top t only
+      figures ≥ t fit under duty, §3.2) and its traitors (each lay draws a penalty card, and a
+      traitor can never be the last card). Every lay is judged together with the throws that
+      can follow it, and so are passing, faulting and WEITER (by the expected penalty card,
+      drawn from my own draw pile, whose composition I see): I take the cheapest result.
+    * **Keep the best run for last.** Combo points (up to 11) are worth far more than places
+      (1 point each), so the longest run in hand is a prospect: I shed the other groups first
+      and keep it whole, even at the price of a fault when the only lay would break a long run.
+    * **Announce what I can reach.** When my whole hand can go down in one uninterrupted
+      sequence from this decision (nobody acts between my own lays), I announce exactly the
+      length it reaches, counting pairs, +1 steps, the cards I laid since my last serve when
+      the first lay is no serve (§4.1), and slot figures that fit, taken into the hand first
+      (§4.7). When my hand is one run that I cannot start yet, I announce its length at once:
+      the others then may not throw (level 8) or serve traitors and ambassadors (level ≥ 9),
+      I may open freely after their faults (§4.5), and a failed announcement costs no card.
+    * **Save penalty cards.** A fitting lay usually beats FAIL. With nothing else, an
+      ambassador or a slot figure serves on anything; two traitors go as WEITER (both are
+      gone, the hard top stays for the next player); one traitor at least keeps my hand size.
+      A penalty card is never counted as a chance to lengthen my run.
+    * **Windows:** throw to run on from my own card or to shed a card, unless it breaks the
+      run I keep.
+    * **Finishing:** a combo of 3 or more without announcement is claimed late (it always
+      pays, §4.4); a short announced finish is topped up only when my draw pile makes the
+      missing cards likely. I never need top-ups during play (I announce what I hold) and
+      never ABORT (it only costs a card).
+    * **Level 10:** slot picks ambassadors, then kings, then high figures; a swap parks a hand
+      card in a slot when that makes the hand cheaper (a traitor out, a run completed); shuffle
+      pressure is declared only when my own draw pile is nearly empty (a penalty draw would
+      eliminate me), since a declaration hands the others the slots.
+
+    The ``view`` argument is ignored: the agent decides on the observation alone.
+    """
+
+    spec = "heuristic"
+
+    def __init__(self, seed: int | None = None):
+        # Only breaks exact ties, so equal moves are not always taken in id order.
+        self.rng = np.random.default_rng(seed)
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
+        """A legal action id chosen by the strategy above; ``view`` is ignored."""
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("the action mask allows no action: this agent is not to act")
+        if legal.size == 1:
+            return int(legal[0])
+        action = Decision(Seen(observation), set(legal.tolist()), self.rng).choose()
+        if action not in legal:  # a bug here must not become an illegal move in a game
+            raise AssertionError(f"heuristic chose illegal action {action}")
+        return action
+
+
+class Decision:
+    """One decision: the seen position, the legal actions and the plans built on them."""
+
+    def __init__(self, seen: Seen, legal: set[int], rng: np.random.Generator):
+        self.s = seen
+        self.legal = legal
+        self.rng = rng
+        self.memo: dict[Pos, float] = {}
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def choose(self) -> int:
+        """The action for this decision, by phase."""
+        ph = self.s.phase
+        if ph == Phase.FINISH:
+            return self.finish()
+        if ph == Phase.SP_DECLARE:
+            return self.sp_declare()
+        if ph == Phase.SLOT_PICK:
+            return self.slot_pick()
+        if ph == Phase.SWAP:
+            return self.swap()
+        return self.play()
+
+    # -- between rounds (level 10, §6.2–6.5) ---------------------------------------------------
+    def sp_declare(self) -> int:
+        """§6.2 step 4: declare only with a nearly empty draw pile."""
+        if DECLARE_SP in self.legal and self.s.draw_count <= SP_DECLARE_AT:
+            return DECLARE_SP
+        return PASS
+
+    def slot_pick(self) -> int:
+        """§6.3(4): the most valuable figure, replacing an old one only for a better one."""
+        best, best_gain = PASS, 0.0
+        for a in self.legal:
+            if a < SLOT_PICK:
+                continue
+            k, f = divmod(a - SLOT_PICK, NUM_FIGURES)
+            old = self.s.slots[k]
+            gain = SLOT_VALUE[f] - (SLOT_VALUE[old] if old >= 0 else 0.0)
+            if gain > best_gain:
+                best, best_gain = a, gain
+        return best
+
+    def swap(self) -> int:
+        """§6.5: the swap that most lowers the hand's cost net of the slot values, if any."""
+        hand, slots = self.s.hand, self.s.slots
+        best, best_gain = PASS, SWAP_MIN
+        for a in self.legal:
+            if not SLOT_SWAP <= a < SLOT_PICK:
+                continue
+            k, f = divmod(a - SLOT_SWAP, NUM_FIGURES)
+            g = slots[k]
+            new = add(add(hand, f, -1), g)
+            gain = hand_cost(hand) - hand_cost(new) + SLOT_VALUE[f] - SLOT_VALUE[g]
+            if gain > best_gain:
+                best, best_gain = a, gain
+        return best
+
+    # -- finishing (§3.5 FINISH) ---------------------------------------------------------------
+    def finish(self) -> int:
+        """§3.5 FINISH: claim late if possible, top up by the odds, else secure."""
+        if CLAIM_LATE in self.legal:
+            return CLAIM_LATE  # min(11, L // 2) ≥ 1 > 0: a late claim always pays
+        if TOP_UP in self.legal:
+            s = self.s
+            need = s.announced - s.combo
+            comp = self.draw_source(1)
+            total = sum(comp)
+            if total and need > 0:
+                q = sum(c for f, c in enumerate(comp) if THROW_FIT[f][s.top]) / total
+                p = q**need
+                if p * s.announced >= (1 - p) * TOPUP_RISK:
+                    return TOP_UP
+        return SECURE
+
+    # -- play ----------------------------------------------------------------------------------
+    def play(self) -> int:
+        """OPEN, FREE_OPEN, WINDOW, DUTY: finish if possible, announce, else the best lay."""
+        s = self.s
+        plan = self.finish_plan()
+        if plan is not None:
+            points, takes, first, announce = plan
+            if takes:  # one free action per call; the plan is made again after it
+                return TAKE_SLOT + takes[0]
+            if announce and ANNOUNCE in self.legal:
+                return ANNOUNCE + min(points, MAX_COMBO_PTS) - 3
+            return first
+        if EARLY_ANNOUNCE and ANNOUNCE in self.legal:
+            # My hand is one run that I cannot start in this decision: announce it now. At
+            # level 8 the others then may not throw (§3.3 pause); from level 9 they may not
+            # serve traitors or ambassadors and I may free-open after their faults (§4.5).
+            # A failed announcement costs no extra card (§4.3), only this round's chance.
+            k = sum(s.hand)
+            if k >= EARLY_MIN and is_one_run(s.hand):
+                for i, f in enumerate(s.slots):  # a slot figure that extends the run joins it
+                    if f > TRAITOR and is_one_run(add(s.hand, f)):
+                        return TAKE_SLOT + i
+                return ANNOUNCE + min(k, MAX_COMBO_PTS) - 3
+        start = Pos(
+            hand=s.hand,
+            slots=s.slots,
+            top=s.top,
+            combo=s.combo,
+            ann=s.announced,
+            serves=s.serves,
+            can_ann=not s.ann_made and not s.announced,
+        )
+        best, best_v = None, -1e9
+        for a in sorted(self.legal):
+            v = self.value_of(start, a)
+            if v is None:
+                continue
+            v += float(self.rng.random()) * 1e-6
+            if v > best_v:
+                best, best_v = a, v
+        if best is None:  # only free actions were judged: take a terminal fallback
+            for a in (PASS, FAIL, SECURE):
+                if a in self.legal:
+                    return a
+            return min(self.legal)
+        return best
+
+    def value_of(self, pos: Pos, a: int) -> float | None:
+        """The value of a terminal action, or None for free actions (not used in play)."""
+        if a < PASS:
+            if a < LAY_SLOT:
+                f, hand, slots = a, add(pos.hand, a, -1), pos.slots
+            else:
+                k = a - LAY_SLOT
+                f, hand = pos.slots[k], pos.hand
+                slots = tuple(-1 if i == k else x for i, x in enumerate(pos.slots))
+            return self.after_first_lay(pos._replace(hand=hand, slots=slots), f)
+        if a == PASS:
+            return self.stop_value(pos)
+        if a == FAIL:
+            failed = pos._replace(combo=0, ann=0, serves=0)
+            return self.penalty_value(failed, 1) - FAIL_EXTRA
+        if a == WEITER:
+            hand = add(pos.hand, TRAITOR, -2)
+            return self.penalty_value(pos._replace(hand=hand, combo=0, ann=0, serves=0), 2)
+        return None
+
+    def first_kind_is_serve(self, f: int) -> bool:
+        """§3.2/§3.5: OPEN counts as a serve, FREE_OPEN and WINDOW lays do not; in DUTY a lay
+        is a redirect when it would fit without the duty."""
+        ph = self.s.phase
+        if ph == Phase.OPEN:
+            return True
+        if ph == Phase.DUTY:
+            return not THROW_FIT[f][self.s.top]
+        return False
+
+    def after_first_lay(self, pos: Pos, f: int) -> float:
+        """The value of laying f now (already removed from hand or slot), with the best throws
+        that can follow it."""
+        return self.continue_value(self.lay(pos, f, self.first_kind_is_serve(f)))
+
+    def lay(self, pos: Pos, f: int, serve: bool) -> Pos | float:
+        """§3.4 lay: the combo, and a penalty draw (traitor, second serve) as its expectation."""
+        serves = pos.serves
+        if serve:
+            combo = 1
+            if pos.ann:
+                serves += 1
+        else:
+            combo = pos.combo + 1
+        new = pos._replace(top=f, combo=combo, serves=serves)
+        if f == TRAITOR or (pos.ann and serve and serves == 2):
+            # Every traitor draws a penalty card; a second serve is "Strafe Kombo" (§4.3).
+            return self.penalty_value(new._replace(combo=0, ann=0, serves=0), 1)
+        return new
+
+    def continue_value(self, pos: Pos | float) -> float:
+        """The best of stopping here and throwing on (I am first in the window, §3.4)."""
+        if not isinstance(pos, Pos):
+            return pos
+        if pos in self.memo:
+            return self.memo[pos]
+        if not any(pos.hand):
+            v = FINISH + combo_points(pos.ann, pos.combo) + slot_value(pos.slots)
+            self.memo[pos] = v
+            return v
+        best = self.stop_value(pos)
+        t = pos.top
+        for f in range(1, NUM_FIGURES):  # traitors would end the combo with a penalty
+            if pos.hand[f] and THROW_FIT[f][t]:
+                nxt = self.lay(pos._replace(hand=add(pos.hand, f, -1)), f, False)
+                best = max(best, self.continue_value(nxt))
+        for k, f in enumerate(pos.slots):
+            if f > 0 and THROW_FIT[f][t]:
+                slots = tuple(-1 if i == k else x for i, x in enumerate(pos.slots))
+                nxt = self.lay(pos._replace(slots=slots), f, False)
+                best = max(best, self.continue_value(nxt))
+        self.memo[pos] = best
+        return best
+
+    def stop_value(self, pos: Pos, cap: float = math.inf) -> float:
+        """What a position is worth when my decision ends with it (the run prospect at most
+        ``cap``)."""
+        v = slot_value(pos.slots) - hand_cost(pos.hand)
+        prospect = min(cap, RUN_POTENTIAL * run_prospect(pos.hand, pos.slots))
+        v += prospect if pos.can_ann or pos.ann else LATE_SHARE * prospect
+        if pos.ann:
+            # The announced combo is still alive: worth its points by the chance to lay the
+            # hand out with the one serve left, or with none (§4.3(2)).
+            chance = ANN_CHANCE[min(pos.serves, 1)] if is_one_run(pos.hand) else ANN_CHANCE[2]
+            v += chance * pos.ann
+        return v
+
+    def draw_source(self, k: int) -> tuple[int, ...]:
+        """What a draw of k cards comes from: my draw pile, or at levels 8–9 with the played
+        pile recycled under it (§3.4 step 1); empty at level 10 when it is short (SP)."""
+        s = self.s
+        if s.draw_count >= k:
+            return s.own_draw
+        if s.level == 10:
+            return ()
+        return tuple(a + b for a, b in zip(s.own_draw, s.played))
+
+    def penalty_value(self, pos: Pos, k: int) -> float:
+        """The expected stop value after drawing k penalty cards (§3.4 draw)."""
+        comp = self.draw_source(k)
+        total = sum(comp)
+        if not comp:
+            return -ELIMINATION
+        pos = pos._replace(combo=0)
+        # A penalty card that happens to extend a run is no reason to take one: the run
+        # prospect may only shrink (the card delays everything else).
+        cap = RUN_POTENTIAL * run_prospect(pos.hand, pos.slots)
+        if total == 0:
+            return self.stop_value(pos, cap)
+        v = 0.0
+        for f, c in enumerate(comp):
+            if c:
+                hand = add(pos.hand, f)
+                if k == 2:
+                    v += c / total * self.second_card(pos._replace(hand=hand), comp, f, cap)
+                else:
+                    v += c / total * self.stop_value(pos._replace(hand=hand), cap)
+        return v
+
+    def second_card(self, pos: Pos, comp: tuple[int, ...], first: int, cap: float) -> float:
+        """The second card of a two-card draw, from the pile without the first."""
+        total = sum(comp) - 1
+        if total <= 0:
+            return self.stop_value(pos, cap)
+        v = 0.0
+        for f, c in enumerate(comp):
+            c -= f == first
+            if c > 0:
+                v += c / total * self.stop_value(pos._replace(hand=add(pos.hand, f)), cap)
+        return v
+
+    # -- finishing now -------------------------------------------------------------------------
+    def can_lay_first(self, f: int) -> bool:
+        """Whether hand figure f could be laid now (§3.5), as the mask would say if I held it."""
+        s = self.s
+        ph = s.phase
+        if ph == Phase.FREE_OPEN:
+            return bool(s.announced)
+        if ph == Phase.WINDOW:
+            return THROW_FIT[f][s.top]
+        banned = f == AMBASSADOR and s.amb_banned
+        if ph == Phase.OPEN:
+            return not banned
+        return THROW_FIT[f][s.top] or (SERVE_FIT[f][s.top] and not banned)
+
+    def finish_plan(self) -> tuple[int, list[int], int, bool] | None:
+        """The best way to empty my hand in this decision, if there is one.
+
+        Returns (points, slots to take first, first action, announce first). A sequence is
+        my first lay as this phase allows, then throws, each on my previous card, until the
+        hand is empty; no traitor (its penalty card would refill the hand). Slot figures may
+        join it (§4.7): laid from the slot in the middle, or taken into the hand first (the
+        last card must be a hand card, and a taken figure also counts for the two hand cards
+        an announcement needs). Plans are ranked by their combo points less the slot
+        figures they use up.
+        """
+        s = self.s
+        if not any(s.hand):
+            return None
+        can_ann = not s.ann_made and not s.announced
+        takeable = [k for k, f in enumerate(s.slots) if f > TRAITOR and TAKE_SLOT + k in self.legal]
+        best = None
+        for r in range(len(takeable) + 1):
+            for taken in combinations(takeable, r):
+                hand = s.hand
+                for k in taken:
+                    hand = add(hand, s.slots[k])
+                slots = tuple(-1 if k in taken else f for k, f in enumerate(s.slots))
+                firsts = [(f, f, -1) for f in range(1, NUM_FIGURES) if hand[f]]
+                firsts = [x for x in firsts if self.can_lay_first(x[0])]
+                firsts += [
+                    (LAY_SLOT + k, f, k)
+                    for k, f in enumerate(slots)
+                    if f > TRAITOR and LAY_SLOT + k in self.legal
+                ]
+                for action, f, k in firsts:
+                    serve = self.first_kind_is_serve(f)
+                    if s.announced and serve and s.serves >= 1:
+                        continue  # a second serve would fail the combo (§4.3(2))
+                    combo = 1 if serve else s.combo + 1
+                    rest = add(hand, f, -1) if k < 0 else hand
+                    used = (k,) if k >= 0 else ()
+                    for length, mid in self._sequences(rest, slots, f, combo, used):
+                        if can_ann and sum(hand) >= 2 and length >= 3:
+                            points, announce = min(length, MAX_COMBO_PTS), True
+                        else:
+                            points, announce = combo_points(s.announced, length), False
+                        spent = [s.slots[i] for i in taken + mid]
+                        key = (points - sum(SLOT_VALUE[g] for g in spent), -len(spent))
+                        if best is None or key > best[0]:
+                            best = (key, points, list(taken), action, announce)
+        if best is None:
+            return None
+        return best[1:]
+
+    def _sequences(self, hand, slots, top, combo, used):
+        """Every way to lay out the rest of the hand by throws from top: (length, slots used)."""
+        if not any(hand):
+            yield combo, used
+            return
+        for f in range(1, NUM_FIGURES):
+            if hand[f] and THROW_FIT[f][top]:
+                yield from self._sequences(add(hand, f, -1), slots, f, combo + 1, used)
+                break  # the same figure twice in a row or one higher: the order is forced
+        for k, f in enumerate(slots):
+            if f > 0 and k not in used and THROW_FIT[f][top]:
+                yield from self._sequences(hand, slots, f, combo + 1, used + (k,))

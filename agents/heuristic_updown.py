@@ -1,0 +1,262 @@
+"""An Up & Down heuristic that plays the way a careful human does, from its observation only.
+
+:class:`HeuristicUpDown` counts the cards still out and scores every legal action by the
+chance that it wins the trick (see its docstring for the strategy in plain words). It is the
+``heuristic`` spec of ``agents/registry.py`` for ``updown``: about 1 ms per move, strong
+enough to be a baseline, deterministic up to exact ties.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from math import comb, prod
+
+import numpy as np
+
+from agents.base import Agent, GameView
+from updown_env.observation import LAYOUT
+from updown_env.rules import (
+    DOWN,
+    FLIP,
+    MAX_HAND,
+    MIN_VALUE,
+    NUM_CARDS,
+    NUM_SUITS,
+    NUM_VALUES,
+    PLAY,
+    ROLL,
+    ROTATE,
+    UP,
+)
+
+VALUES = range(MIN_VALUE, MIN_VALUE + NUM_VALUES)
+# 2d6: P(sum = t) = (6 - |t - 7|) / 36 ("Components").
+DICE = {t: (6 - abs(t - 7)) / 36 for t in VALUES}
+
+
+@cache
+def best_weights(u: int, k: int) -> tuple[float, ...]:
+    """Chance that the i-th ranked of ``u`` unseen cards is the best of ``k`` dealt from them.
+
+    The best is the i-th when the i ranked above it are all missed and it is dealt:
+    ``C(u - 1 - i, k - 1) / C(u, k)``.
+    """
+    total = comb(u, k)
+    return tuple(comb(u - 1 - i, k - 1) / total for i in range(u))
+
+
+class HeuristicUpDown(Agent):
+    """Card-counting Up & Down player; reads only ``LAYOUT.decode(observation)``.
+
+    The strategy in plain words:
+
+    * **Count the cards.** My hand and every card revealed in this round are known; the cards
+      "still out" are the rest. They lie in the others' hands, in their face-down choices and
+      (with 2 or 3 players) in the set-aside pile; each opponent holds as many of them as
+      their public hand size (plus the card they have already chosen in this trick).
+    * **Know which of my cards can win.** A card of mine can take the trick only if it is a
+      trump or of my own suit. It still loses if an opponent plays the same value (the two
+      neutralise), a better card of their own suit (higher under UP, lower under DOWN), or a
+      trump when mine is not one - unless two opponents play trumps, which cancel each
+      other. For each opponent I estimate the chance of such a card from the cards still
+      out: half of the time they play as a strong player would (their best card: a trump,
+      else their best own-suit card, so the danger is that they *hold* a spoiler), half of
+      the time they play any card (the danger is the share of spoilers among the cards out).
+    * **Play the card most likely to win the trick and the pot it carries; when I cannot
+      win, play the card that costs least:** one that may deny an opponent the trick by
+      matching the value of their likely winner, and otherwise a middle, off-trump card
+      rather than a 2, a queen or a trump, which are worth more later.
+    * **As leader, change the rules in my favour.** Try each of the five legal changes -
+      FLIP, the three ROTATEs (a suit I hold strong cards of can be made mine) and ROLL
+      (valued by its expectation over the 2d6 sum conditioned on a new value, since I pick
+      my card after the roll) - and take the one under which my best card for this trick
+      scores highest, with a small bonus for how many of my cards could win under the new
+      rules (the next leaders change only one thing at a time).
+
+    ``view`` is ignored: the agent never looks at the hidden state.
+    """
+
+    spec = "heuristic"
+    # Share of the time an opponent is assumed to play their strongest card (else any card).
+    strong = 0.5
+    # What a card kept for later is worth, in tricks, per unit of ``Table.future``: enough to
+    # throw a middle card rather than a queen when neither can win, too little to hold back a
+    # card that can (tournaments against itself found larger values lose).
+    keep = 0.05
+    # Weight of a trick the opponents may take (shared among them with more than one): my
+    # card can deny it by matching the value of their likely winner.
+    deny = 1.0
+    # Weight of the rest of my hand when the leader compares rule changes: the rules I leave
+    # behind persist except for the one thing each later leader changes.
+    hand = 0.1
+
+    def __init__(self, seed: int | None = None):
+        # Only breaks exact ties, so two equal moves are not always chosen in id order.
+        self.rng = np.random.default_rng(seed)
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
+        """The legal action with the best heuristic value; ``view`` is ignored."""
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("the action mask allows no action: this agent is not to act")
+        if legal.size == 1:
+            return int(legal[0])
+        table = Table(LAYOUT.decode(observation), self)
+        values = np.array([table.action_value(int(a)) for a in legal])
+        values += self.rng.random(values.size) * 1e-9
+        return int(legal[np.argmax(values)])
+
+
+class Table:
+    """One decision point: the decoded observation and the count of the cards still out."""
+
+    def __init__(self, obs: dict[str, np.ndarray], weights: HeuristicUpDown):
+        self.w = weights
+        self.n = int(np.argmax(obs["num_players"])) + 2
+        self.hand = np.flatnonzero(obs["hand"]).tolist()
+        seen = obs["hand"] + obs["my_choice"] + obs["played"].sum(axis=0)
+        self.out = [c for c in range(NUM_CARDS) if seen[c] == 0]
+        # Suits of the seats, relative: 0 is me, then clockwise.
+        self.suits = np.argmax(obs["suits"][: self.n], axis=1).tolist()
+        self.side = int(np.argmax(obs["side"]))
+        self.trump = int(np.argmax(obs["trump"])) + MIN_VALUE
+        self.pot = round(float(obs["pot"][0]) * MAX_HAND)
+        sizes = np.rint(obs["hand_sizes"][: self.n] * MAX_HAND).astype(int)
+        # Cards an opponent held when the trick began: a chosen card is one of them.
+        self.held = [int(sizes[j] + obs["chosen"][j]) for j in range(1, self.n)]
+        self._now: list[tuple[float, float]] | None = None
+
+    # -- the opponents ---------------------------------------------------------------------
+
+    def opponent_cards(self, side: int, suits: list[int], trump: int) -> list[list[tuple]]:
+        """Per opponent, ``(value, eligible, chance)`` of each card still out being theirs
+        to play in this trick under the given rules.
+
+        A strong player plays their best eligible card: the trumps, then their own suit from
+        the best value down (UP: highest first, DOWN: lowest first); holding none, any card.
+        With ``k`` of the ``u`` cards out in hand, the i-th ranked is their best with chance
+        ``best_weights(u, k)[i]``. The rest of the time they play any card, ``1 / u`` each.
+        """
+        out, strong = self.out, self.w.strong
+        u = len(out)
+        if u == 0:
+            return [[] for _ in self.held]  # nothing unseen: no opponent card can interfere
+        plain = (1.0 - strong) / u
+        result = []
+        for j, k in enumerate(self.held, start=1):
+            sj = suits[j]
+            trumps = [c for c in out if c % NUM_VALUES + MIN_VALUE == trump]
+            own = [c for c in out if c // NUM_VALUES == sj and c % NUM_VALUES + MIN_VALUE != trump]
+            own.sort(reverse=side == UP)
+            ranked = trumps + own
+            best = best_weights(u, min(k, u))
+            cards = [
+                (c % NUM_VALUES + MIN_VALUE, True, strong * best[i] + plain)
+                for i, c in enumerate(ranked)
+            ]
+            idle = u - len(ranked)
+            if idle:
+                # Holding nothing eligible (the chance the last ranked card is not reached),
+                # they throw any of their cards.
+                p_none = 1.0 - sum(best[: len(ranked)])
+                chance = strong * p_none / idle + plain
+                eligible = set(ranked)
+                cards += [
+                    (c % NUM_VALUES + MIN_VALUE, False, chance) for c in out if c not in eligible
+                ]
+            result.append(cards)
+        return result
+
+    # -- my cards --------------------------------------------------------------------------
+
+    def card_scores(self, side: int, suits: list[int], trump: int) -> list[tuple[float, float]]:
+        """Per card in hand: (score to play it now, chance it wins) under the given rules.
+
+        The score is the trick and the pot I may take, less those an opponent may take (my
+        card denies them a trick by matching the value of their winner, "A trick" 3a), less
+        what the card would be worth kept for later.
+        """
+        opponents = self.opponent_cards(side, suits, trump)
+        stake = 1.0 + self.pot
+        deny = self.w.deny / (self.n - 1)
+        keep = self.w.keep if len(self.hand) > 1 else 0.0  # the last card has no future
+        scores = []
+        for card in self.hand:
+            suit, v = divmod(card, NUM_VALUES)
+            v += MIN_VALUE
+            mine = v == trump or suit == suits[0]  # 3b: a trump or my own suit
+            threat = 0.0
+            # Per opponent, the chance of a trump (one alone beats my card; two or more
+            # neutralise each other, 3a) and of any other card that spoils mine.
+            trumps, others = [], []
+            for cards in opponents:
+                t = o = 0.0
+                for w, eligible, chance in cards:
+                    if w == v:
+                        o += chance  # 3a: equal values neutralise, trumps too
+                    elif w == trump:
+                        t += chance
+                        threat += chance
+                    elif eligible and (not mine or beats(w, v, side, trump)):
+                        o += chance
+                        threat += chance  # their card would win if no one else interferes
+                trumps.append(t)
+                others.append(o)
+            p_win = 0.0
+            if mine:
+                # No spoiler at all, less the cases where exactly one trump is played.
+                p_win = prod(1.0 - o for o in others)
+                for j, t in enumerate(trumps):
+                    if t:
+                        p_win -= t * prod(
+                            1.0 - ti - oi
+                            for i, (ti, oi) in enumerate(zip(trumps, others))
+                            if i != j
+                        )
+            score = stake * (p_win - deny * threat) - keep * self.future(card, trump)
+            scores.append((score, p_win))
+        return scores
+
+    def future(self, card: int, trump: int) -> float:
+        """What keeping ``card`` is worth later: extreme values and the trump value."""
+        v = card % NUM_VALUES + MIN_VALUE
+        return abs(v - 7) / 5 + (0.5 if v == trump else 0.0)
+
+    def rules_value(self, side: int, suits: list[int], trump: int) -> float:
+        """How good rules are for me: my best play now, plus my hand's winning chances."""
+        scores = self.card_scores(side, suits, trump)
+        return max(s for s, _ in scores) + self.w.hand * sum(p for _, p in scores)
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_value(self, a: int) -> float:
+        """Heuristic value of a legal action."""
+        if a >= PLAY:
+            if self._now is None:  # one pass scores every card under the current rules
+                self._now = self.card_scores(self.side, self.suits, self.trump)
+            return self._now[self.hand.index(a - PLAY)][0]
+        if a == FLIP:
+            return self.rules_value(DOWN if self.side == UP else UP, self.suits, self.trump)
+        if a == ROLL:
+            # "A trick" 1: re-rolled until it differs, so 2d6 conditioned on a new value.
+            rest = 1.0 - DICE[self.trump]
+            return sum(
+                DICE[t] / rest * self.rules_value(self.side, self.suits, t)
+                for t in VALUES
+                if t != self.trump
+            )
+        # ROTATE: suit a - ROTATE comes to me and every seat's suit turns by the same step.
+        step = (a - ROTATE - self.suits[0]) % NUM_SUITS
+        suits = [(s + step) % NUM_SUITS for s in self.suits]
+        return self.rules_value(self.side, suits, self.trump)
+
+
+def beats(w: int, v: int, side: int, trump: int) -> bool:
+    """Whether an eligible value ``w`` beats my eligible ``v`` (different values; "A trick" 3c)."""
+    if v == trump:
+        return False  # my trump beats everything that does not match it
+    if w == trump:
+        return True
+    return w > v if side == UP else w < v

@@ -1,0 +1,222 @@
+"""Information-set Monte Carlo tree search (single-observer ISMCTS), generic over the games.
+
+The search never looks at what its seat cannot see. Each simulation starts from a fresh
+*determinisation*: ``rules.sample_state(view.state, view.seat, rng)`` replaces every hidden
+part of the true state (others' cards, the deck, unrevealed choices) by a sample consistent
+with the seat's observations. One tree, keyed by action sequences from the root, is shared by
+all determinisations (Cowling, Powley & Whitehouse 2012, "Information Set Monte Carlo Tree
+Search"), so the visit counts at the root are aggregated over all of them by construction.
+
+One simulation:
+
+1. **Select** down the tree with UCT, using only the children whose action is legal in this
+   determinisation and, for the exploration term, how often each child was *available*
+   (ISMCTS availability counts) instead of the parent's visits. Each node stores the summed
+   result vector of all seats, and the seat to move picks by its own entry (max^n), so the
+   search is the same for 2 to 6 players.
+2. **Expand** one untried legal action.
+3. **Roll out** with uniformly random legal actions (the rules' own ``rng`` draws any chance).
+   With ``cutoff="end"`` the rollout plays to the end of the game; with ``cutoff="score"``
+   (the default) it stops as soon as any seat's ``rules.scores`` changes, i.e. after the
+   current round (King Up, KdK) or trick (Up & Down) has been scored: a random rollout
+   through later rounds mostly adds noise, and it keeps a move well under a second.
+4. **Back up** the result vector: at the end of the game each winner gets ``1/k`` (k winners)
+   and the others 0; at a cutoff, half of that computed on the current scores plus half the
+   seat's score margin over the others' mean, scaled by the score range to [0, 1].
+
+The move is the most visited legal root action (ties: best mean result for the seat).
+Needs from the rules module: ``legal_actions``, ``apply_action``, ``is_terminal``,
+``winners``, ``scores``, ``sample_state`` and ``state.to_play``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, GameView
+
+CUTOFFS = ("score", "end")
+OPPONENTS = ("auto", "tree", "policy")
+EXPANSIONS = ("all", "policy")
+
+
+class Node:
+    """A tree node: children by action, visits, availability and summed results per seat."""
+
+    __slots__ = ("children", "visits", "avail", "total")
+
+    def __init__(self, num_players: int):
+        self.children: dict[int, Node] = {}
+        self.visits = 0
+        self.avail = 0
+        self.total = [0.0] * num_players
+
+
+class ISMCTSAgent(Agent):
+    """Single-observer ISMCTS over the rules core; ``spec`` is ``ismcts:<simulations>``."""
+
+    def __init__(
+        self,
+        simulations: int = 200,
+        seed: int | None = None,
+        exploration: float = 0.7,
+        cutoff: str = "score",
+        rollout_policy: Callable[[Any, random.Random], int] | None = None,
+        opponents: str = "auto",
+        expansion: str = "all",
+    ):
+        if simulations < 1:
+            raise ValueError(f"simulations must be >= 1; got {simulations}")
+        if cutoff not in CUTOFFS:
+            raise ValueError(f"cutoff must be one of {CUTOFFS}; got {cutoff!r}")
+        if opponents not in OPPONENTS:
+            raise ValueError(f"opponents must be one of {OPPONENTS}; got {opponents!r}")
+        if expansion not in EXPANSIONS:
+            raise ValueError(f"expansion must be one of {EXPANSIONS}; got {expansion!r}")
+        if opponents == "auto":
+            opponents = "tree" if rollout_policy is None else "policy"
+        self.opponents = opponents
+        # Without a policy there is nothing to propose moves: every legal move is expanded.
+        self.expansion = expansion if rollout_policy is not None else "all"
+        self.simulations = simulations
+        self.exploration = exploration
+        self.cutoff = cutoff
+        self.rollout_policy = rollout_policy
+        self.spec = f"ismcts:{simulations}"
+        self.rng = np.random.default_rng(seed)
+        # Python's generator picks rollout moves: numpy's per-call overhead would dominate.
+        self.py_rng = random.Random(int(self.rng.integers(2**63)))
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
+        """The most visited legal root action after ``simulations`` determinised searches."""
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("the action mask allows no action: this agent is not to act")
+        if legal.size == 1:
+            return int(legal[0])
+        if view is None:
+            raise ValueError("ISMCTSAgent needs a GameView (rules, config, state, seat)")
+        root = self.search(view)
+        return best_action(root, legal.tolist(), view.seat)
+
+    def search(self, view: GameView) -> Node:
+        """Run the simulations and return the root of the shared tree."""
+        rules = view.rules
+        if not hasattr(rules, "sample_state"):
+            raise ValueError(f"ISMCTS needs {rules.__name__}.sample_state, which is missing")
+        n = len(rules.scores(view.state))
+        root = Node(n)
+        for _ in range(self.simulations):
+            state = rules.sample_state(view.state, view.seat, self.rng)
+            self.simulate(rules, root, state, view.seat)
+        return root
+
+    def simulate(self, rules: ModuleType, root: Node, state: Any, seat: int) -> None:
+        """One select-expand-rollout-backup pass through ``state``, a determinisation."""
+        node, path = root, [root]
+        c, n = self.exploration, len(root.total)
+        tree_all = self.opponents == "tree"
+        while not rules.is_terminal(state):
+            if not tree_all and state.to_play != seat:
+                state = rules.apply_action(state, self.default_action(rules, state), self.rng)
+                continue
+            legal = rules.legal_actions(state)
+            children = node.children
+            untried = [a for a in legal if a not in children]
+            for a in legal:
+                if a in children:
+                    children[a].avail += 1
+            a = self.expand_choice(state, untried)
+            if a is not None:
+                node = children[a] = Node(n)
+                node.avail = 1
+                path.append(node)
+                state = rules.apply_action(state, a, self.rng)
+                break
+            p = state.to_play
+            tried = [a for a in legal if a in children]
+            a = max(tried, key=lambda a: _ucb(children[a], p, c))
+            node = children[a]
+            path.append(node)
+            state = rules.apply_action(state, a, self.rng)
+        result = self.rollout(rules, state)
+        for nd in path:
+            nd.visits += 1
+            tot = nd.total
+            for i in range(n):
+                tot[i] += result[i]
+
+    def rollout(self, rules: ModuleType, state: Any) -> list[float]:
+        """Random play to the end, or to the first change of scores under ``cutoff="score"``."""
+        start = rules.scores(state) if self.cutoff == "score" else None
+        while not rules.is_terminal(state):
+            state = rules.apply_action(state, self.default_action(rules, state), self.rng)
+            if start is not None:
+                now = rules.scores(state)
+                if now != start and not rules.is_terminal(state):
+                    return cutoff_value(now)
+        return terminal_value(rules.winners(state), len(rules.scores(state)))
+
+    def expand_choice(self, state: Any, untried: list[int]) -> int | None:
+        """The move to add to the tree here, or None to select among the tried ones.
+
+        ``expansion="all"``: any untried move, until none is left. ``"policy"``: only a move
+        the rollout policy proposes now (progressive widening guided by the policy).
+        """
+        if not untried:
+            return None
+        if self.expansion == "policy":
+            proposal = self.rollout_policy(state, self.py_rng)
+            return proposal if proposal in untried else None
+        return untried[int(self.py_rng.random() * len(untried))]
+
+    def default_action(self, rules: ModuleType, state: Any) -> int:
+        """The rollout move: the game's rollout policy if given, else uniformly random."""
+        if self.rollout_policy is not None:
+            return self.rollout_policy(state, self.py_rng)
+        legal = rules.legal_actions(state)
+        return legal[int(self.py_rng.random() * len(legal))]
+
+
+def _ucb(child: Node, seat: int, c: float) -> float:
+    return child.total[seat] / child.visits + c * math.sqrt(math.log(child.avail) / child.visits)
+
+
+def best_action(root: Node, legal: list[int], seat: int) -> int:
+    """Most visited legal root action; ties go to the better mean result for ``seat``."""
+
+    def key(a: int) -> tuple[int, float]:
+        ch = root.children.get(a)
+        return (0, 0.0) if ch is None else (ch.visits, ch.total[seat] / ch.visits)
+
+    return int(max(legal, key=key))
+
+
+def terminal_value(winners: tuple[int, ...], n: int) -> list[float]:
+    """1/k for each of the k winners, 0 for the others."""
+    share = 1.0 / len(winners) if winners else 0.0
+    return [share if s in winners else 0.0 for s in range(n)]
+
+
+def cutoff_value(scores: tuple[float, ...]) -> list[float]:
+    """Half a win share by the current scores, half the margin over the others' mean in [0, 1]."""
+    n = len(scores)
+    best, spread = max(scores), max(scores) - min(scores)
+    leaders = [s for s in range(n) if scores[s] == best]
+    wins = terminal_value(tuple(leaders), n)
+    total = sum(scores)
+    out = []
+    for s in range(n):
+        margin = 0.0
+        if spread > 0:
+            margin = (scores[s] - (total - scores[s]) / (n - 1)) / spread
+        out.append(0.5 * wins[s] + 0.25 * (1.0 + max(-1.0, min(1.0, margin))))
+    return out

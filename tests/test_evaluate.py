@@ -1,0 +1,256 @@
+"""training/evaluate.py: statistics, seat rotation, errors and the CLI, on known outcomes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+from agents.base import GAMES, Agent
+from agents.registry import HEURISTICS
+from tablegym.aec import TableGameEnv
+from tablegym.layout import Layout
+from training.evaluate import (
+    IllegalActionError,
+    evaluate,
+    game_ranks,
+    make_jobs,
+    wilson,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# -- a rigged game whose outcome is known ---------------------------------------------------
+# Every seat in turn picks a number below the option `choices`; a seat scores 10 per point
+# picked, seat 0 one point more. Highest score wins; equal scores share the win.
+
+
+class RiggedState(NamedTuple):
+    num_players: int
+    choices: int
+    to_play: int
+    picks: tuple[int, ...]
+
+
+def _rules() -> types.ModuleType:
+    r = types.ModuleType("rigged_game.rules")
+    r.NUM_ACTIONS = 2
+
+    def make_config(num_players: int = 3, choices: int = 2) -> types.SimpleNamespace:
+        return types.SimpleNamespace(num_players=num_players, choices=choices)
+
+    def initial_state(config, rng):
+        return RiggedState(config.num_players, config.choices, 0, ())
+
+    def is_terminal(s):
+        return len(s.picks) == s.num_players
+
+    def legal_actions(s):
+        return () if is_terminal(s) else tuple(range(s.choices))
+
+    def apply_action(s, a, rng=None):
+        if a not in legal_actions(s):
+            raise ValueError(f"illegal action {a}")
+        nxt = -1 if len(s.picks) + 1 == s.num_players else s.to_play + 1
+        return s._replace(picks=s.picks + (a,), to_play=nxt)
+
+    def scores(s):
+        return tuple(10.0 * p + (seat == 0) for seat, p in enumerate(s.picks))
+
+    def winners(s):
+        sc = scores(s)
+        return tuple(i for i, x in enumerate(sc) if x == max(sc))
+
+    def rewards(before, after, config):
+        return (0.0,) * after.num_players
+
+    for f in (make_config, initial_state, is_terminal, legal_actions, apply_action):
+        setattr(r, f.__name__, f)
+    for f in (scores, winners, rewards):
+        setattr(r, f.__name__, f)
+    return r
+
+
+def _observation() -> types.ModuleType:
+    o = types.ModuleType("rigged_game.observation")
+    o.LAYOUT = o.STATE_LAYOUT = Layout([("picked", 1, 1)])
+    o.encode = lambda state, seat: np.zeros(1, np.float32)
+    o.encode_state = lambda state: np.zeros(1, np.float32)
+    return o
+
+
+class Fixed(Agent):
+    """Picks ``pick`` in the rigged game, or the highest legal number below it."""
+
+    def __init__(self, pick: int, seed: int | None = None):
+        self.pick = pick
+
+    def act(self, observation, action_mask, view=None) -> int:
+        return min(self.pick, int(np.flatnonzero(action_mask)[-1]))
+
+
+class High(Fixed):
+    def __init__(self, seed: int | None = None):
+        super().__init__(1)
+
+
+class Cheat(Agent):
+    """Picks 1 whatever the mask says."""
+
+    def __init__(self, seed: int | None = None):
+        pass
+
+    def act(self, observation, action_mask, view=None) -> int:
+        return 1
+
+
+@pytest.fixture
+def rigged(monkeypatch, tmp_path):
+    """Register game ``rigged``: ``heuristic`` picks 1, ``ppo:<file>`` picks the file's number."""
+
+    class raw_env(TableGameEnv):
+        metadata = {"name": "rigged_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+        rules = _rules()
+        observation = _observation()
+        rendering = types.SimpleNamespace(to_text=lambda state, viewer=None: "rigged")
+
+    package = types.ModuleType("rigged_game")
+    package.raw_env, package.High, package.Cheat = raw_env, High, Cheat
+    ppo = types.ModuleType("agents.ppo_agent")
+    ppo.load_ppo_agent = lambda path, game, options: Fixed(int(Path(path).read_text()))
+    monkeypatch.setitem(sys.modules, "rigged_game", package)
+    monkeypatch.setitem(sys.modules, "agents.ppo_agent", ppo)
+    monkeypatch.setitem(GAMES, "rigged", "rigged_game")
+    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:High")
+    for name, pick in (("low", 0), ("high", 1)):
+        (tmp_path / name).write_text(str(pick))
+    return {name: f"ppo:{tmp_path / name}" for name in ("low", "high")}
+
+
+def by_spec(result: dict) -> dict[str, dict]:
+    return {row["spec"]: row for row in result["agents"]}
+
+
+def test_seat_advantage_is_shared_equally_by_rotation(rigged):
+    # choices=1: everyone picks 0, so seat 0 always wins; rotation gives each agent 1/3.
+    lineup = ["random", "heuristic", rigged["low"]]
+    result = evaluate("rigged", lineup, games=5, seed=0, options={"choices": 1})
+    assert result["games"] == 6 and result["games_requested"] == 5
+    for spec in lineup:
+        row = by_spec(result)[spec]
+        assert row["games_per_seat"] == [2, 2, 2]
+        assert row["win_rate"] == pytest.approx(1 / 3)
+        assert row["win_rate_ci"] == pytest.approx(list(wilson(2, 6)))
+        assert row["mean_score"] == pytest.approx(1 / 3)
+        assert row["mean_rank"] == pytest.approx((1 + 2.5 + 2.5) / 3)  # seats 1, 2 tie
+
+
+def test_shared_wins_count_as_fractions(rigged):
+    # heuristic and high pick 1 and tie unless one of them sits in seat 0; low always loses.
+    result = evaluate("rigged", ["heuristic", rigged["high"], rigged["low"]], games=9, seed=1)
+    rows = by_spec(result)
+    for spec in ("heuristic", rigged["high"]):
+        assert rows[spec]["win_rate"] == pytest.approx(0.5)  # 1 + 1/2 + 0 per rotation
+        assert rows[spec]["outright_wins"] == 3 and rows[spec]["shared_wins"] == 3
+        assert rows[spec]["mean_rank"] == pytest.approx((1 + 1.5 + 2) / 3)
+        assert rows[spec]["mean_score"] == pytest.approx(10 + 1 / 3)
+        assert rows[spec]["std_score"] == pytest.approx(np.std([11, 10, 10]))
+    low = rows[rigged["low"]]
+    assert low["win_rate"] == 0 and low["mean_rank"] == 3 and low["win_rate_ci"][0] == 0
+    assert low["rating"] < min(rows[s]["rating"] for s in ("heuristic", rigged["high"]))
+
+
+def test_illegal_action_is_reported_with_its_details(rigged, monkeypatch):
+    # choices=1 allows only 0, and the cheat picks 1: at seat 1, step 1, in game 0.
+    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Cheat")
+    with pytest.raises(IllegalActionError) as info:
+        evaluate("rigged", ["random", "heuristic"], games=2, seed=3, options={"choices": 1})
+    msg = str(info.value)
+    seed = make_jobs("rigged", ["random", "heuristic"], 2, 3, {})[0].env_seed
+    for part in ("illegal action 1", "'heuristic'", "'rigged'", f"seed {seed}", "step 1"):
+        assert part in msg
+    assert "legal actions: [0]" in msg
+
+
+def test_wilson_interval_known_values():
+    assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+    assert wilson(0, 10)[0] == 0 and wilson(10, 10)[1] == pytest.approx(1)
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(1 - hi) and lo == pytest.approx(0.4038, abs=1e-4)
+
+
+def test_ranks_order_winners_then_scores_and_share_ties():
+    assert game_ranks([5, 9, 9, 1], winners=[1, 2]) == [3, 1.5, 1.5, 4]
+    # A tie-break winner ranks above an equal score.
+    assert game_ranks([9, 9, 1], winners=[1]) == [2, 1, 3]
+
+
+def test_results_do_not_depend_on_the_number_of_workers():
+    lineup = ["random", "random", "heuristic"]
+    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"rounds": 1})
+    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"rounds": 1})
+    assert one["results"] == two["results"]
+    strip = ("sec_per_move",)
+    assert [{k: v for k, v in r.items() if k not in strip} for r in one["agents"]] == [
+        {k: v for k, v in r.items() if k not in strip} for r in two["agents"]
+    ]
+
+
+def test_rotation_shares_the_deal_within_a_rotation():
+    jobs = make_jobs("kingup", ["a", "b", "c"], games=6, seed=0, options={})
+    assert [j.specs for j in jobs[:3]] == [("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")]
+    assert len({j.env_seed for j in jobs[:3]}) == 1 and jobs[3].env_seed != jobs[0].env_seed
+
+
+@pytest.mark.parametrize(
+    ("agents", "options", "error", "text"),
+    [
+        (["random", "random", "bogus"], {}, ValueError, "unknown agent spec 'bogus'"),
+        (["random"] * 2 + ["ppo:/no/such.zip"], {}, FileNotFoundError, "/no/such.zip"),
+        (["random", "random"], {"num_players": 3}, ValueError, "num_players is 3"),
+        (["random"] * 4, {"colour": "red"}, ValueError, "unknown option 'colour'"),
+    ],
+)
+def test_bad_tournaments_fail_before_playing(agents, options, error, text):
+    with pytest.raises(error, match=text):
+        evaluate("kingup", agents, games=4, seed=0, options=options)
+
+
+def test_unknown_game():
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        evaluate("chess", ["random"], games=1, seed=0)
+
+
+def test_cli_end_to_end(tmp_path):
+    out = tmp_path / "eval" / "kingup.json"
+    cmd = [
+        sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
+        "--agents", "heuristic", "random", "random", "--num-players", "3",
+        "--option", "rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
+        "--out", str(out),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["game"] == "kingup" and result["games"] == 3 and result["seed"] == 2
+    assert result["options"] == {"rounds": 1, "num_players": 3}
+    assert [r["spec"] for r in result["agents"]] == ["heuristic", "random"]
+    for row in result["agents"]:
+        assert {"win_rate", "win_rate_ci", "mean_score", "mean_rank", "rating"} <= set(row)
+        assert row["win_rate_ci"][0] <= row["win_rate"] <= row["win_rate_ci"][1]
+    assert out.with_suffix(".csv").read_text().startswith("spec,")
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+    assert "heuristic" in proc.stdout
+
+
+def test_cli_rejects_a_bad_option():
+    cmd = [sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
+           "--agents", "random", "--option", "novalue"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "KEY=VALUE" in proc.stderr

@@ -1,0 +1,455 @@
+"""Tournaments between agents: win rates with confidence intervals, scores, ranks, ratings.
+
+Usage (from the repository root)::
+
+    python training/evaluate.py --game kingup --agents heuristic random random random \\
+        --games 400 --seed 0 --workers 2 --out runs/eval/kingup_heuristic.json
+
+Python::
+
+    from training.evaluate import evaluate
+    result = evaluate("kingup", ["heuristic", "random", "random", "random"], games=400, seed=0)
+
+How a tournament is played
+    One spec per seat (``agents``; see ``agents/registry.py``), so the number of specs is the
+    number of players (``--num-players`` may repeat it; any other game option goes through
+    ``--option KEY=VALUE``). Games are played on the game's ``raw_env`` with action masks;
+    every agent gets ``GameView(rules, config, env.game_state, seat)`` as its view.
+    Seats rotate: in game ``g`` the agent listed ``i``-th sits in seat ``(i + g) % n``. The
+    number of games is rounded up to a multiple of ``n`` so that every agent sits in every
+    seat equally often; the ``n`` games of one rotation share one deal seed ("duplicate"
+    play: the same cards go round the table, which removes much of the luck of the deal).
+    Every game's seeds come from ``(seed, g)`` alone, so the results do not depend on the
+    number of workers nor on the order in which the games finish.
+
+What is reported, per distinct spec (seats with the same spec are pooled)
+    ``win_rate``: wins per game played, a win shared by ``k`` seats counting ``1/k``;
+    ``win_rate_ci``: the 95% Wilson score interval of that rate over the seat-games (for
+    fractional wins this is the usual approximation); ``mean_score``/``std_score``:
+    ``rules.scores`` at the end of the game; ``mean_rank``: 1 is best, seats ordered by
+    (winner, score) with ties sharing the mean of their places; ``rating`` (``mu``),
+    ``rating_sigma``, ``rating_ordinal`` (mu - 3 sigma): OpenSkill Plackett-Luce over the games
+    in order (a spec in several seats of one game gets the mean of its seats' updates);
+    ``sec_per_move``: mean thinking time of the spec's moves.
+
+Outputs
+    ``--out FILE.json`` writes the result as JSON, ``FILE.csv`` (one row per spec) and
+    ``FILE.png`` (win rates with their intervals and the fair share ``1/n``).
+
+An agent that returns an action its mask forbids stops the tournament with an
+:class:`IllegalActionError` naming the spec, game, seed, step and action: never replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import importlib
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):
+    # Run as a script: make the repository root importable like under ``python -m``.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.base import GAMES, GameView  # noqa: E402
+from agents.registry import check_game, make_agent  # noqa: E402
+
+Z95 = 1.959963984540054
+
+
+class IllegalActionError(ValueError):
+    """An agent chose an action its mask forbids; the message holds all the details."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One game to play: everything a worker needs, nothing that depends on the pool."""
+
+    game: str
+    options: dict[str, Any]
+    specs: tuple[str, ...]  # spec per seat
+    index: int
+    env_seed: int
+    agent_seeds: tuple[int, ...]
+
+
+# -- playing ------------------------------------------------------------------------------
+
+
+def env_class(game: str) -> type:
+    """The ``raw_env`` class of a game (its ``rules`` module is ``raw_env.rules``)."""
+    check_game(game)
+    return importlib.import_module(GAMES[game]).raw_env
+
+
+def play_game(job: Job) -> dict[str, Any]:
+    """Play one game on the raw env and return its record (scores, winners, timing)."""
+    env = env_class(job.game)(**job.options)
+    rules, n = env.rules, len(job.specs)
+    agents = [_agent(spec, job, seed) for spec, seed in zip(job.specs, job.agent_seeds)]
+    for seat, agent in enumerate(agents):
+        agent.reset(seat)
+    env.reset(seed=job.env_seed)
+    think, moves = [0.0] * n, [0] * n
+    step = 0
+    while not rules.is_terminal(env.game_state):
+        seat = env.agent_name_mapping[env.agent_selection]
+        obs = env.observe(env.agent_selection)
+        view = GameView(rules, env.config, env.game_state, seat)
+        t0 = time.perf_counter()
+        try:
+            action = agents[seat].act(obs["observation"], obs["action_mask"], view)
+        except Exception as err:
+            err.add_note(f"while {_where(job, seat, step)}")
+            raise
+        think[seat] += time.perf_counter() - t0
+        moves[seat] += 1
+        _check_legal(action, obs["action_mask"], job, seat, step)
+        env.step(int(action))
+        step += 1
+    state = env.game_state
+    return {
+        "index": job.index,
+        "seed": job.env_seed,
+        "specs": list(job.specs),
+        "scores": [float(x) for x in rules.scores(state)],
+        "winners": [int(s) for s in rules.winners(state)],
+        "steps": step,
+        "think": think,
+        "moves": moves,
+    }
+
+
+_PPO_CACHE: dict[tuple, Any] = {}
+
+
+def _agent(spec: str, job: Job, seed: int) -> Any:
+    """A fresh agent per game (seeded by the game), except trained policies, loaded once."""
+    if not spec.startswith("ppo:"):
+        return make_agent(spec, job.game, seed=seed)
+    # Loading a network per game would dominate the run; a policy acts on its inputs only.
+    key = (spec, job.game, tuple(sorted(job.options.items())))
+    if key not in _PPO_CACHE:
+        _PPO_CACHE[key] = _make(spec, job.game, job.options, seed)
+    return _PPO_CACHE[key]
+
+
+def _make(spec: str, game: str, options: dict[str, Any], seed: int | None = None) -> Any:
+    """make_agent, giving a trained policy the game options its checkpoint is checked against."""
+    if spec.startswith("ppo:"):
+        return make_agent(spec, game, seed=seed, **options)
+    return make_agent(spec, game, seed=seed)
+
+
+def _where(job: Job, seat: int, step: int) -> str:
+    return (
+        f"agent {job.specs[seat]!r} (seat {seat}) played game {job.game!r} "
+        f"(game {job.index}, seed {job.env_seed}) at step {step}"
+    )
+
+
+def _check_legal(action: Any, mask: np.ndarray, job: Job, seat: int, step: int) -> None:
+    """Raise IllegalActionError unless ``action`` is an int the mask allows."""
+    ok = isinstance(action, (int, np.integer)) and 0 <= int(action) < mask.size
+    if ok and mask[int(action)]:
+        return
+    legal = np.flatnonzero(mask).tolist()
+    raise IllegalActionError(
+        f"illegal action {action!r}: {_where(job, seat, step)}; legal actions: {legal}"
+    )
+
+
+# -- scheduling ---------------------------------------------------------------------------
+
+
+def make_jobs(
+    game: str, agents: Sequence[str], games: int, seed: int, options: dict[str, Any]
+) -> list[Job]:
+    """Games rounded up to whole rotations; the deal seed is shared within a rotation."""
+    n = len(agents)
+    total = -(-games // n) * n
+    jobs = []
+    for g in range(total):
+        rotation = g % n
+        deal = np.random.SeedSequence([seed, g // n]).generate_state(1)[0]
+        agent_seeds = np.random.SeedSequence([seed, g, 1]).generate_state(n)
+        specs = tuple(agents[(s - rotation) % n] for s in range(n))
+        jobs.append(Job(game, options, specs, g, int(deal), tuple(int(x) for x in agent_seeds)))
+    return jobs
+
+
+def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, Any]]:
+    """Play all jobs, in this process or in ``workers`` processes; records in job order."""
+    bar = _progress_bar(len(jobs), progress)
+    records = []
+    if workers <= 1:
+        for job in jobs:
+            records.append(play_game(job))
+            bar.update()
+    else:
+        # spawn: safe even when the parent has imported torch (fork can deadlock its threads).
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            futures = [pool.submit(play_game, job) for job in jobs]
+            for fut in as_completed(futures):
+                records.append(fut.result())
+                bar.update()
+    bar.close()
+    return sorted(records, key=lambda r: r["index"])
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="games", unit="game", disable=not enabled)
+
+
+# -- statistics ---------------------------------------------------------------------------
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (``successes`` may be fractional)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def game_ranks(scores: Sequence[float], winners: Sequence[int]) -> list[float]:
+    """Place per seat (1 best) by (winner, score); tied seats share their mean place."""
+    keys = [(s in winners, sc) for s, sc in enumerate(scores)]
+    return [1 + sum(o > k for o in keys) + 0.5 * (sum(o == k for o in keys) - 1) for k in keys]
+
+
+def win_shares(winners: Sequence[int], n: int) -> list[float]:
+    """1/k for each of the k winners, 0 for the others."""
+    return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
+
+
+def ratings(records: list[dict[str, Any]], specs: list[str]) -> dict[str, Any]:
+    """OpenSkill Plackett-Luce ratings per spec over the games in order."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    current = {spec: model.rating(name=spec) for spec in specs}
+    for rec in records:
+        seats = rec["specs"]
+        teams = [[model.rating(mu=current[s].mu, sigma=current[s].sigma)] for s in seats]
+        new = model.rate(teams, ranks=game_ranks(rec["scores"], rec["winners"]))
+        for spec in set(seats):
+            mine = [new[i][0] for i, s in enumerate(seats) if s == spec]
+            mu = current[spec].mu + float(np.mean([r.mu - current[spec].mu for r in mine]))
+            sigma = float(np.mean([r.sigma for r in mine]))
+            current[spec] = model.rating(mu=mu, sigma=sigma, name=spec)
+    return current
+
+
+def summarise(records: list[dict[str, Any]], specs: list[str]) -> list[dict[str, Any]]:
+    """Per distinct spec, in order of first appearance: the statistics described above."""
+    rated = ratings(records, specs)
+    out = []
+    for spec in specs:
+        rows = [(rec, seat) for rec in records for seat, s in enumerate(rec["specs"]) if s == spec]
+        n_players = len(records[0]["specs"])
+        wins = [win_shares(r["winners"], n_players)[seat] for r, seat in rows]
+        scores = [r["scores"][seat] for r, seat in rows]
+        ranks = [game_ranks(r["scores"], r["winners"])[seat] for r, seat in rows]
+        moves = sum(r["moves"][seat] for r, seat in rows)
+        lo, hi = wilson(sum(wins), len(rows))
+        out.append(
+            {
+                "spec": spec,
+                "seat_games": len(rows),
+                "games_per_seat": [sum(seat == k for _, seat in rows) for k in range(n_players)],
+                "wins": float(sum(wins)),
+                "outright_wins": sum(w == 1.0 for w in wins),
+                "shared_wins": sum(0.0 < w < 1.0 for w in wins),
+                "win_rate": float(np.mean(wins)),
+                "win_rate_ci": [lo, hi],
+                "mean_score": float(np.mean(scores)),
+                "std_score": float(np.std(scores)),
+                "mean_rank": float(np.mean(ranks)),
+                "rating": rated[spec].mu,
+                "rating_sigma": rated[spec].sigma,
+                "rating_ordinal": rated[spec].ordinal(),
+                "sec_per_move": sum(r["think"][seat] for r, seat in rows) / max(moves, 1),
+            }
+        )
+    return out
+
+
+# -- API ----------------------------------------------------------------------------------
+
+
+def evaluate(
+    game: str,
+    agents: Sequence[str],
+    games: int,
+    seed: int,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Play a seat-rotated tournament and return metadata, per-spec statistics and games."""
+    options = dict(options or {})
+    check_game(game)
+    agents = list(agents)
+    n = options.setdefault("num_players", len(agents))
+    if n != len(agents):
+        raise ValueError(f"num_players is {n} but {len(agents)} agents were given: {agents}")
+    if games < 1:
+        raise ValueError(f"games must be >= 1; got {games}")
+    env_class(game)(**options)  # validate the options before starting any worker
+    for spec in dict.fromkeys(agents):
+        _make(spec, game, options)  # fail fast on a bad spec, a missing file, a wrong model
+    jobs = make_jobs(game, agents, games, seed, options)
+    t0 = time.perf_counter()
+    records = run_jobs(jobs, workers, progress)
+    specs = list(dict.fromkeys(agents))
+    return {
+        "game": game,
+        "options": options,
+        "lineup": agents,
+        "games": len(jobs),
+        "games_requested": games,
+        "seed": seed,
+        "fair_share": 1.0 / n,
+        "agents": summarise(records, specs),
+        "results": [
+            {k: r[k] for k in ("index", "seed", "specs", "scores", "winners")} for r in records
+        ],
+        "run": {"workers": workers, "seconds": time.perf_counter() - t0},
+    }
+
+
+# -- outputs ------------------------------------------------------------------------------
+
+CSV_FIELDS = (
+    "spec", "seat_games", "wins", "win_rate", "win_rate_lo", "win_rate_hi", "mean_score",
+    "std_score", "mean_rank", "rating", "rating_sigma", "rating_ordinal", "sec_per_move",
+)  # fmt: skip
+
+
+def write_outputs(result: dict[str, Any], out: Path) -> list[Path]:
+    """Write ``out`` (JSON), the CSV and the PNG beside it; return the three paths."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    csv_path, png_path = out.with_suffix(".csv"), out.with_suffix(".png")
+    with csv_path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for row in result["agents"]:
+            lo, hi = row["win_rate_ci"]
+            writer.writerow({**row, "win_rate_lo": lo, "win_rate_hi": hi})
+    plot(result, png_path)
+    return [out, csv_path, png_path]
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Bar chart of win rates with their Wilson intervals and the fair share."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers and CI
+    import matplotlib.pyplot as plt
+
+    rows = result["agents"]
+    rates = [r["win_rate"] for r in rows]
+    err = [[r["win_rate"] - r["win_rate_ci"][0] for r in rows],
+           [r["win_rate_ci"][1] - r["win_rate"] for r in rows]]  # fmt: skip
+    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2.5, 3.5))
+    ax.bar(range(len(rows)), rates, yerr=err, capsize=6, color="tab:blue")
+    ax.axhline(result["fair_share"], color="grey", linestyle="--", label="fair share")
+    ax.set_xticks(range(len(rows)), [r["spec"] for r in rows])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate (95% Wilson CI)")
+    ax.set_title(f"{result['game']}: {result['games']} games, seed {result['seed']}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def table(result: dict[str, Any]) -> str:
+    """A plain-text summary, one line per spec."""
+    lines = [
+        f"{result['game']} {result['options']}: {result['games']} games, seed {result['seed']}",
+        f"{'spec':<24}{'win rate':>9}  {'95% CI':<15}{'score':>13}{'rank':>6}"
+        f"{'rating':>8}{'s/move':>9}",
+    ]
+    for r in result["agents"]:
+        lo, hi = r["win_rate_ci"]
+        lines.append(
+            f"{r['spec']:<24}{r['win_rate']:>9.3f}  [{lo:.3f}, {hi:.3f}] "
+            f"{r['mean_score']:>7.2f}±{r['std_score']:<5.2f}{r['mean_rank']:>6.2f}"
+            f"{r['rating']:>8.2f}{r['sec_per_move']:>9.4f}"
+        )
+    return "\n".join(lines)
+
+
+# -- CLI ----------------------------------------------------------------------------------
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as a Python literal when it is one (else a string)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; see the module docstring."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--game", required=True, choices=list(GAMES), help="game to play")
+    p.add_argument(
+        "--agents", nargs="+", required=True, metavar="SPEC",
+        help="one agent spec per seat: random, heuristic, ismcts:N, ppo:PATH",
+    )  # fmt: skip
+    p.add_argument("--games", type=int, default=100, help="games (rounded up to rotations)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the whole tournament")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
+    p.add_argument("--num-players", type=int, help="players; default: number of agents")
+    p.add_argument("--option", action="append", type=parse_option, default=[],
+                   metavar="KEY=VALUE", help="game option, repeatable (e.g. rounds=1)")  # fmt: skip
+    p.add_argument("--out", type=Path, help="write FILE.json, FILE.csv and FILE.png")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the CLI; returns the result dict."""
+    args = build_parser().parse_args(argv)
+    options = dict(args.option)
+    if args.num_players is not None:
+        options["num_players"] = args.num_players
+    result = evaluate(
+        args.game, args.agents, args.games, args.seed, args.workers, options,
+        progress=not args.no_progress,
+    )  # fmt: skip
+    print(table(result))
+    if args.out:
+        for path in write_outputs(result, args.out):
+            print(f"wrote {path}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
