@@ -9,22 +9,32 @@ Search"), so the visit counts at the root are aggregated over all of them by con
 
 One simulation:
 
-1. **Select** down the tree with UCT, using only the children whose action is legal in this
-   determinisation and, for the exploration term, how often each child was *available*
-   (ISMCTS availability counts) instead of the parent's visits. Each node stores the summed
-   result vector of all seats, and the seat to move picks by its own entry (max^n), so the
-   search is the same for 2 to 6 players.
-2. **Expand** one untried legal action.
-3. **Roll out** with uniformly random legal actions (the rules' own ``rng`` draws any chance).
-   With ``cutoff="end"`` the rollout plays to the end of the game; with ``cutoff="score"``
-   (the default) it stops as soon as any seat's ``rules.scores`` changes, i.e. after the
-   current round (King Up, KdK) or trick (Up & Down) has been scored: a random rollout
-   through later rounds mostly adds noise, and it keeps a move well under a second.
-4. **Back up** the result vector: at the end of the game each winner gets ``1/k`` (k winners)
-   and the others 0; at a cutoff, half of that computed on the current scores plus half the
-   seat's score margin over the others' mean, scaled by the score range to [0, 1].
+1. **Select** down the tree with UCT (``exploration`` c), using only the children whose
+   action is legal in this determinisation and, in the exploration term, how often each child
+   was *available* (ISMCTS availability counts) instead of the parent's visits. Each node
+   stores the summed result vector of all seats and the seat to move picks by its own entry
+   (max^n), so the same search serves 2 to 6 players.
+2. **Expand** one untried legal action (``expansion="all"``), or only a move the rollout
+   policy proposes there (``"policy"``: progressive widening guided by the policy).
+3. **Roll out** with the rollout policy, by default uniformly random legal moves (the rules'
+   own ``rng`` draws any chance). With ``cutoff="end"`` the rollout plays to the end of the
+   game; with ``cutoff="score"`` (the default) it stops as soon as any seat's
+   ``rules.scores`` changes, i.e. once the current round (King Up, KdK) or trick (Up & Down)
+   is scored: random play through later rounds adds mostly noise and time.
+4. **Back up** the result vector: at the end of the game each of the ``k`` winners gets
+   ``1/k`` and the others 0; at a cutoff, half of that computed on the current scores plus
+   half the seat's margin over the others' mean score, scaled by the score range to [0, 1].
 
-The move is the most visited legal root action (ties: best mean result for the seat).
+Opponents. With ``opponents="tree"`` every seat's moves are tree nodes. In a single-observer
+tree the others' nodes are shared by all determinisations, so there an opponent chooses as if
+it did not know its own cards, which is badly wrong in a game like King Up! where a vote
+follows the voter's card. A game may therefore supply a *rollout policy*, a fast function
+``policy(state, random.Random) -> action`` over the full (determinised) state; with
+``opponents="policy"`` (the default when a policy is given) the others play by it also inside
+the tree, which then branches on this seat's decisions only. The registry plugs in the King
+Up! policy from ``agents/heuristic_kingup.py``; the other games search with random rollouts.
+
+The move is the most visited legal root action (ties: the best mean result for the seat).
 Needs from the rules module: ``legal_actions``, ``apply_action``, ``is_terminal``,
 ``winners``, ``scores``, ``sample_state`` and ``state.to_play``.
 """
@@ -33,6 +43,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -40,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, GameView
+from tablegym.options import check_choice, check_int
 
 CUTOFFS = ("score", "end")
 OPPONENTS = ("auto", "tree", "policy")
@@ -63,28 +75,26 @@ class ISMCTSAgent(Agent):
 
     def __init__(
         self,
-        simulations: int = 200,
+        simulations: int = 400,
         seed: int | None = None,
         exploration: float = 0.7,
         cutoff: str = "score",
         rollout_policy: Callable[[Any, random.Random], int] | None = None,
         opponents: str = "auto",
         expansion: str = "all",
+        time_limit: float | None = None,
     ):
-        if simulations < 1:
-            raise ValueError(f"simulations must be >= 1; got {simulations}")
-        if cutoff not in CUTOFFS:
-            raise ValueError(f"cutoff must be one of {CUTOFFS}; got {cutoff!r}")
-        if opponents not in OPPONENTS:
-            raise ValueError(f"opponents must be one of {OPPONENTS}; got {opponents!r}")
-        if expansion not in EXPANSIONS:
-            raise ValueError(f"expansion must be one of {EXPANSIONS}; got {expansion!r}")
+        check_int("simulations", simulations, 1)
+        check_choice("cutoff", cutoff, CUTOFFS)
+        check_choice("opponents", opponents, OPPONENTS)
+        check_choice("expansion", expansion, EXPANSIONS)
         if opponents == "auto":
             opponents = "tree" if rollout_policy is None else "policy"
         self.opponents = opponents
         # Without a policy there is nothing to propose moves: every legal move is expanded.
         self.expansion = expansion if rollout_policy is not None else "all"
         self.simulations = simulations
+        self.time_limit = time_limit
         self.exploration = exploration
         self.cutoff = cutoff
         self.rollout_policy = rollout_policy
@@ -114,9 +124,13 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"ISMCTS needs {rules.__name__}.sample_state, which is missing")
         n = len(rules.scores(view.state))
         root = Node(n)
+        # A time limit makes the result depend on the machine's speed; off by default.
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         for _ in range(self.simulations):
             state = rules.sample_state(view.state, view.seat, self.rng)
             self.simulate(rules, root, state, view.seat)
+            if deadline is not None and time.perf_counter() > deadline:
+                break
         return root
 
     def simulate(self, rules: ModuleType, root: Node, state: Any, seat: int) -> None:

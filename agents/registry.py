@@ -5,7 +5,7 @@ spec               agent
 =================  ==============================================================
 ``random``         :class:`agents.random_agent.RandomAgent` (every game)
 ``heuristic``      the game's rule-of-thumb agent, from :data:`HEURISTICS`
-``ismcts``         :class:`agents.ismcts.ISMCTSAgent` with its default budget
+``ismcts``         :class:`agents.ismcts.ISMCTSAgent`, the game's default budget
 ``ismcts:N``       the same with N simulations per move
 ``ismcts:N,K=V``   ... and constructor options, e.g. ``ismcts:200,rollout=random``
 ``ppo:PATH``       a trained policy, ``agents.ppo_agent.load_ppo_agent(PATH, ...)``
@@ -35,6 +35,9 @@ HEURISTICS = {
 # Game knowledge the search may use inside its determinisations (see agents/ismcts.py):
 # a fast full-state policy for the rollouts. Games without one roll out uniformly at random.
 ROLLOUT_POLICIES = {"kingup": "agents.heuristic_kingup:rollout_policy"}
+# Simulations of a bare ``ismcts`` spec: what keeps a move well under a second on two cores
+# (a KdK rollout to the end of a round is about 200 steps, ten times a King Up! one).
+DEFAULT_SIMULATIONS = {"kingup": 400, "updown": 1000, "kdk": 50}
 SPECS = "random, heuristic, ismcts, ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
 
 
@@ -91,6 +94,8 @@ def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict
     options = {**_spec_options(spec, pairs), **options}
     if budget:
         options["simulations"] = int(budget)
+    else:
+        options.setdefault("simulations", DEFAULT_SIMULATIONS.get(game, 400))
     rollout = options.pop("rollout", "auto")
     if rollout not in ("auto", "random"):
         raise ValueError(f"bad agent spec {spec!r}: rollout must be 'auto' or 'random'")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import time
 import types
 
 import numpy as np
@@ -14,7 +13,7 @@ from agents.base import GAMES, GameView
 from agents.heuristic_kingup import HeuristicKingUp
 from agents.ismcts import ISMCTSAgent, cutoff_value, terminal_value
 from agents.random_agent import RandomAgent
-from agents.registry import HEURISTICS, make_agent
+from agents.registry import DEFAULT_SIMULATIONS, HEURISTICS, make_agent
 from kingup_env import raw_env
 from kingup_env import rules as R
 from kingup_env.observation import encode
@@ -68,7 +67,9 @@ def test_registry_builds_every_kind():
     assert agent.spec == "ismcts:50"
     tuned = make_agent("ismcts:30,exploration=1.5,rollout=random", "kingup")
     assert tuned.exploration == 1.5 and tuned.rollout_policy is None
-    assert make_agent("ismcts", "kingup").rollout_policy is not None
+    default = make_agent("ismcts", "kingup")
+    assert default.rollout_policy is not None and default.opponents == "policy"
+    assert default.simulations == DEFAULT_SIMULATIONS["kingup"]
 
 
 @pytest.mark.parametrize(
@@ -78,6 +79,8 @@ def test_registry_builds_every_kind():
         ("random:3", "kingup", ValueError, "unknown agent spec"),
         ("ismcts:-5", "kingup", ValueError, "positive integer"),
         ("ismcts:10,depth", "kingup", ValueError, "KEY=VALUE"),
+        ("ismcts:10,depth=3", "kingup", ValueError, "unknown option 'depth'"),
+        ("ismcts:10,rollout=smart", "kingup", ValueError, "'auto' or 'random'"),
         ("random", "chess", ValueError, "unknown game 'chess'"),
         ("ppo:/nowhere/model.zip", "kingup", FileNotFoundError, "/nowhere/model.zip"),
     ],
@@ -178,12 +181,13 @@ def test_ismcts_searches_only_states_its_seat_cannot_tell_apart():
 
 
 @pytest.mark.parametrize("game", games_with_sample_state())
-def test_ismcts_plays_legal_moves_quickly(game):
+def test_ismcts_plays_legal_moves(game):
+    # Seconds per move are measured by the evaluation harness (sec_per_move), not asserted.
     module = importlib.import_module(GAMES[game])
     env = module.raw_env()
     env.reset(seed=3)
     agent = make_agent("ismcts", game, seed=0)  # the default budget
-    times = []
+    times = []  # steps at which the search was asked
     rng = np.random.default_rng(0)
     for step in range(60):
         if env.rules.is_terminal(env.game_state):
@@ -191,14 +195,13 @@ def test_ismcts_plays_legal_moves_quickly(game):
         obs = env.observe(env.agent_selection)
         if step % 6 == 0 and obs["action_mask"].sum() > 1:
             view = GameView(env.rules, env.config, env.game_state, env.game_state.to_play)
-            t0 = time.perf_counter()
             action = agent.act(obs["observation"], obs["action_mask"], view)
-            times.append(time.perf_counter() - t0)
+            times.append(step)
             assert obs["action_mask"][action]
         else:
             action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         env.step(action)
-    assert times and float(np.mean(times)) < 1.0, times
+    assert times, "the search was asked at least once"
 
 
 def test_ismcts_needs_a_view_and_takes_forced_moves_without_one():

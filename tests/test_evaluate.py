@@ -100,6 +100,16 @@ class High(Fixed):
         super().__init__(1)
 
 
+class Crash(Agent):
+    """Fails on its first move."""
+
+    def __init__(self, seed: int | None = None):
+        pass
+
+    def act(self, observation, action_mask, view=None) -> int:
+        raise RuntimeError("out of ideas")
+
+
 class Cheat(Agent):
     """Picks 1 whatever the mask says."""
 
@@ -121,7 +131,7 @@ def rigged(monkeypatch, tmp_path):
         rendering = types.SimpleNamespace(to_text=lambda state, viewer=None: "rigged")
 
     package = types.ModuleType("rigged_game")
-    package.raw_env, package.High, package.Cheat = raw_env, High, Cheat
+    package.raw_env, package.High, package.Cheat, package.Crash = raw_env, High, Cheat, Crash
     ppo = types.ModuleType("agents.ppo_agent")
     ppo.load_ppo_agent = lambda path, game, options: Fixed(int(Path(path).read_text()))
     monkeypatch.setitem(sys.modules, "rigged_game", package)
@@ -178,6 +188,14 @@ def test_illegal_action_is_reported_with_its_details(rigged, monkeypatch):
     assert "legal actions: [0]" in msg
 
 
+def test_agent_errors_say_where_they_happened(rigged, monkeypatch):
+    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Crash")
+    with pytest.raises(RuntimeError, match="out of ideas") as info:
+        evaluate("rigged", ["random", "random", "heuristic"], games=3, seed=0)
+    assert "agent 'heuristic' (seat 2)" in info.value.__notes__[0]
+    assert "at step 2" in info.value.__notes__[0]
+
+
 def test_wilson_interval_known_values():
     assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
     assert wilson(0, 10)[0] == 0 and wilson(10, 10)[1] == pytest.approx(1)
@@ -196,7 +214,7 @@ def test_results_do_not_depend_on_the_number_of_workers():
     one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"rounds": 1})
     two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"rounds": 1})
     assert one["results"] == two["results"]
-    strip = ("sec_per_move",)
+    strip = ("sec_per_move", "sec_per_decision")
     assert [{k: v for k, v in r.items() if k not in strip} for r in one["agents"]] == [
         {k: v for k, v in r.items() if k not in strip} for r in two["agents"]
     ]

@@ -30,7 +30,8 @@ What is reported, per distinct spec (seats with the same spec are pooled)
     (winner, score) with ties sharing the mean of their places; ``rating`` (``mu``),
     ``rating_sigma``, ``rating_ordinal`` (mu - 3 sigma): OpenSkill Plackett-Luce over the games
     in order (a spec in several seats of one game gets the mean of its seats' updates);
-    ``sec_per_move``: mean thinking time of the spec's moves.
+    ``sec_per_move``: mean thinking time over the spec's moves; ``sec_per_decision``: the
+    same over the moves where more than one action was legal (forced moves take no time).
 
 Outputs
     ``--out FILE.json`` writes the result as JSON, ``FILE.csv`` (one row per spec) and
@@ -103,22 +104,11 @@ def play_game(job: Job) -> dict[str, Any]:
     for seat, agent in enumerate(agents):
         agent.reset(seat)
     env.reset(seed=job.env_seed)
-    think, moves = [0.0] * n, [0] * n
+    # Per seat: thinking time and count of all moves, and of decisions (>1 legal move).
+    clock = {key: [0.0] * n for key in ("think", "moves", "decision_think", "decisions")}
     step = 0
     while not rules.is_terminal(env.game_state):
-        seat = env.agent_name_mapping[env.agent_selection]
-        obs = env.observe(env.agent_selection)
-        view = GameView(rules, env.config, env.game_state, seat)
-        t0 = time.perf_counter()
-        try:
-            action = agents[seat].act(obs["observation"], obs["action_mask"], view)
-        except Exception as err:
-            err.add_note(f"while {_where(job, seat, step)}")
-            raise
-        think[seat] += time.perf_counter() - t0
-        moves[seat] += 1
-        _check_legal(action, obs["action_mask"], job, seat, step)
-        env.step(int(action))
+        _take_turn(env, agents, job, step, clock)
         step += 1
     state = env.game_state
     return {
@@ -128,9 +118,29 @@ def play_game(job: Job) -> dict[str, Any]:
         "scores": [float(x) for x in rules.scores(state)],
         "winners": [int(s) for s in rules.winners(state)],
         "steps": step,
-        "think": think,
-        "moves": moves,
+        **clock,
     }
+
+
+def _take_turn(env: Any, agents: list, job: Job, step: int, clock: dict[str, list]) -> None:
+    """Ask the seat to move for an action, check it against the mask, play it."""
+    seat = env.agent_name_mapping[env.agent_selection]
+    obs = env.observe(env.agent_selection)
+    view = GameView(env.rules, env.config, env.game_state, seat)
+    t0 = time.perf_counter()
+    try:
+        action = agents[seat].act(obs["observation"], obs["action_mask"], view)
+    except Exception as err:
+        err.add_note(f"while {_where(job, seat, step)}")
+        raise
+    spent = time.perf_counter() - t0
+    clock["think"][seat] += spent
+    clock["moves"][seat] += 1
+    if obs["action_mask"].sum() > 1:
+        clock["decision_think"][seat] += spent
+        clock["decisions"][seat] += 1
+    _check_legal(action, obs["action_mask"], job, seat, step)
+    env.step(int(action))
 
 
 _PPO_CACHE: dict[tuple, Any] = {}
@@ -270,6 +280,7 @@ def summarise(records: list[dict[str, Any]], specs: list[str]) -> list[dict[str,
         scores = [r["scores"][seat] for r, seat in rows]
         ranks = [game_ranks(r["scores"], r["winners"])[seat] for r, seat in rows]
         moves = sum(r["moves"][seat] for r, seat in rows)
+        decisions = sum(r["decisions"][seat] for r, seat in rows)
         lo, hi = wilson(sum(wins), len(rows))
         out.append(
             {
@@ -288,6 +299,8 @@ def summarise(records: list[dict[str, Any]], specs: list[str]) -> list[dict[str,
                 "rating_sigma": rated[spec].sigma,
                 "rating_ordinal": rated[spec].ordinal(),
                 "sec_per_move": sum(r["think"][seat] for r, seat in rows) / max(moves, 1),
+                "sec_per_decision": sum(r["decision_think"][seat] for r, seat in rows)
+                / max(decisions, 1),
             }
         )
     return out
@@ -342,6 +355,7 @@ def evaluate(
 CSV_FIELDS = (
     "spec", "seat_games", "wins", "win_rate", "win_rate_lo", "win_rate_hi", "mean_score",
     "std_score", "mean_rank", "rating", "rating_sigma", "rating_ordinal", "sec_per_move",
+    "sec_per_decision",
 )  # fmt: skip
 
 
@@ -389,14 +403,14 @@ def table(result: dict[str, Any]) -> str:
     lines = [
         f"{result['game']} {result['options']}: {result['games']} games, seed {result['seed']}",
         f"{'spec':<24}{'win rate':>9}  {'95% CI':<15}{'score':>13}{'rank':>6}"
-        f"{'rating':>8}{'s/move':>9}",
+        f"{'rating':>8}{'s/decision':>11}",
     ]
     for r in result["agents"]:
         lo, hi = r["win_rate_ci"]
         lines.append(
             f"{r['spec']:<24}{r['win_rate']:>9.3f}  [{lo:.3f}, {hi:.3f}] "
             f"{r['mean_score']:>7.2f}±{r['std_score']:<5.2f}{r['mean_rank']:>6.2f}"
-            f"{r['rating']:>8.2f}{r['sec_per_move']:>9.4f}"
+            f"{r['rating']:>8.2f}{r['sec_per_decision']:>11.4f}"
         )
     return "\n".join(lines)
 
