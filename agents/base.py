@@ -27,6 +27,14 @@ class GameView:
     seat: int
 
 
+def legal_ids(action_mask: np.ndarray) -> np.ndarray:
+    """The legal action ids of a mask; ValueError if there are none (the agent is not to act)."""
+    legal = np.flatnonzero(action_mask)
+    if legal.size == 0:
+        raise ValueError("the action mask allows no action: this agent is not to act")
+    return legal
+
+
 class Agent:
     """Base class: override :meth:`act`; ``spec`` is the string that builds the agent."""
 

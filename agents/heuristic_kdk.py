@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.base import Agent, GameView
+from agents.base import Agent, GameView, legal_ids
 from kdk_env.observation import COMBO_CLIP, LAYOUT
 from kdk_env.rules import (
     AMBASSADOR,
@@ -262,9 +262,7 @@ class HeuristicKdK(Agent):
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
         """A legal action id chosen by the strategy above; ``view`` is ignored."""
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("the action mask allows no action: this agent is not to act")
+        legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
         action = Decision(Seen(observation), set(legal.tolist()), self.rng).choose()

@@ -12,10 +12,11 @@ The strategy in plain words:
   is ahead of the others' (half the mean opponent, half the best one).
 * **Place and push my favourites** - they are the only ones that score for me - and prefer the
   ones the others are least likely to share.
-* **Keep them below the kill floor.** A favourite on floor 5 (or 4 during the placement) can be
+* **Keep them below the kill floor.** A favourite on floor 5 (and, less so, floor 4) can be
   pushed onto the throne by anyone and voted out with a single NO card, losing me its floor.
-  Push it there only while the others are short of NO cards; it is discounted by the chance
-  that someone holding a NO card without that candidate on their card kills it.
+  Its points up there are discounted by the chance that someone holding a NO card without
+  that candidate on their card kills it, so I push it there only when the others are short
+  of NO cards.
 * **Vote NO on candidates that hurt me when I can afford it.** A king who is not mine gives 10
   points to whoever holds him. Compare "he is king and the round ends" with "he is out and we
   play on" (the future is uncertain, so a lead I would keep by ending now is worth more than a
@@ -23,6 +24,9 @@ The strategy in plain words:
 * **Count the others' NO cards.** Every NO is revealed, so the observation holds how many NO
   cards each player has left. When the others can still say NO, a candidate I dislike will
   likely fall without my card, so I save it; when they cannot, my NO is the only one.
+
+The module also holds :func:`rollout_policy`, the fast full-state policy that ISMCTS uses in
+its rollouts (it reads a determinised state, so it is a search component, not an agent).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView
+from agents.base import Agent, GameView, legal_ids
 from kingup_env.observation import LAYOUT
 from kingup_env.rules import (
     CLIMB,
@@ -87,9 +91,7 @@ class HeuristicKingUp(Agent):
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
         """The legal action with the best heuristic value; ``view`` is ignored."""
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("the action mask allows no action: this agent is not to act")
+        legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
         board = Board(LAYOUT.decode(observation), self.my_cards)

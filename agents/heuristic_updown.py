@@ -13,7 +13,7 @@ from math import comb, prod
 
 import numpy as np
 
-from agents.base import Agent, GameView
+from agents.base import Agent, GameView, legal_ids
 from updown_env.observation import LAYOUT
 from updown_env.rules import (
     DOWN,
@@ -98,9 +98,7 @@ class HeuristicUpDown(Agent):
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
         """The legal action with the best heuristic value; ``view`` is ignored."""
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("the action mask allows no action: this agent is not to act")
+        legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
         table = Table(LAYOUT.decode(observation), self)

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView
+from agents.base import Agent, GameView, legal_ids
 from tablegym.options import check_choice, check_int
 
 CUTOFFS = ("score", "end")
@@ -107,9 +107,7 @@ class ISMCTSAgent(Agent):
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
         """The most visited legal root action after ``simulations`` determinised searches."""
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("the action mask allows no action: this agent is not to act")
+        legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
         if view is None:

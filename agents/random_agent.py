@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, GameView
+from agents.base import Agent, GameView, legal_ids
 
 
 class RandomAgent(Agent):
@@ -19,7 +19,5 @@ class RandomAgent(Agent):
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
         """A legal action id; ValueError if the mask allows none."""
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("the action mask allows no action: this agent is not to act")
+        legal = legal_ids(action_mask)
         return int(legal[self.rng.integers(legal.size)])
