@@ -144,7 +144,9 @@ class TrainingCallback(BaseCallback):
     def finish(self, model: Any) -> dict[str, Any]:
         """Final checkpoint, evaluation and plot; the run's summary."""
         self._checkpoint()
-        if not self.curve or self.curve[-1]["step"] != self.num_timesteps:
+        # learn() overshoots to a whole rollout; an evaluation within that rollout is final.
+        rollout = self.model.n_steps * self.model.n_envs
+        if not self.curve or self.num_timesteps - self.curve[-1]["step"] >= rollout:
             self._evaluate()
         plot_curves(self.curve, self.run / "curves.png", self.args.game)
         final = {r["opponent"]: r for r in self.curve if r["step"] == self.curve[-1]["step"]}
