@@ -272,3 +272,14 @@ def test_cli_rejects_a_bad_option():
            "--agents", "random", "--option", "novalue"]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "KEY=VALUE" in proc.stderr
+
+
+def test_cli_reports_a_bad_spec_in_one_line():
+    cmd = [sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
+           "--agents", "expert", "random", "random", "random", "--no-progress"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (
+        "error: unknown agent spec 'expert'; known specs: random, heuristic, ismcts, "
+        "ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
+    )

@@ -465,5 +465,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return result
 
 
+def cli() -> None:
+    """Console entry point: bad input ends with one ``error: ...`` line, not a traceback."""
+    try:
+        main()
+    except (ValueError, FileNotFoundError) as err:
+        sys.exit(f"error: {err}")
+
+
 if __name__ == "__main__":
-    main()
+    cli()
