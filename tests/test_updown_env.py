@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
+from updown_positions import positions as _positions
 
 from updown_env import env, observation, raw_env, render
 from updown_env import rules as R
@@ -128,20 +129,6 @@ def test_win_rewards_at_the_end():
 
 
 # -- hidden information ----------------------------------------------------------------------
-
-
-def _positions(n: int, games: int = 6, rounds: int = 1):
-    """States met in random games, every phase included."""
-    rng = np.random.default_rng(1)
-    pick = random.Random(1)
-    cfg = R.make_config(num_players=n, rounds=rounds)
-    for _ in range(games):
-        state = R.initial_state(cfg, rng)
-        while True:
-            yield state
-            if R.is_terminal(state):
-                break
-            state = R.apply_action(state, pick.choice(R.legal_actions(state)), rng)
 
 
 def _reshuffle_hidden(state: R.State, seat: int, rng: random.Random) -> R.State:

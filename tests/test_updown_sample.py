@@ -14,6 +14,7 @@ from dataclasses import fields, replace
 
 import numpy as np
 import pytest
+from updown_positions import positions as _positions
 
 from updown_env import observation
 from updown_env import rules as R
@@ -22,20 +23,6 @@ from updown_env.rules import NO_CARD, Phase
 PLAYER_COUNTS = [2, 3, 4]
 ALL_CARDS = (1 << R.NUM_CARDS) - 1
 HIDDEN = {"hands", "pending", "aside"}
-
-
-def _positions(n: int, games: int, rounds: int = 1, seed: int = 1):
-    """States met in random games, every phase and (with rounds > 1) a new deal included."""
-    rng = np.random.default_rng(seed)
-    pick = random.Random(seed)
-    cfg = R.make_config(num_players=n, rounds=rounds)
-    for _ in range(games):
-        state = R.initial_state(cfg, rng)
-        while True:
-            yield state
-            if R.is_terminal(state):
-                break
-            state = R.apply_action(state, pick.choice(R.legal_actions(state)), rng)
 
 
 def _places(state: R.State) -> list[int]:
