@@ -27,6 +27,7 @@ TINY = [
     "--timesteps", "512", "--n-envs", "2", "--n-steps", "128", "--batch-size", "64",
     "--n-epochs", "1", "--snapshot-every", "256", "--checkpoint-every", "256",
     "--eval-every", "512", "--eval-games", "4", "--net-arch", "32", "--no-progress",
+    "--warm-start", "4", "--warm-epochs", "1",
 ]  # fmt: skip
 GAMES = {"kingup": 4, "updown": 2, "kdk": 3}
 FAST_OPTIONS = {"kdk": ["--option", "num_rounds=1", "--option", "max_round_steps=200"]}
@@ -123,6 +124,7 @@ def test_cli_smoke_run_per_game(game, tmp_path):
         "curve.csv",
         "curve.json",
         "curves.png",
+        "warm_start.json",
     ):
         assert (run / name).is_file(), name
     summary = json.loads((run / "summary.json").read_text())
@@ -159,7 +161,8 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_clear_errors(tmp_path):
     assert "checkpoint not found" in proc.stderr
     run = tmp_path / "run"
     run_train(
-        "--game", "updown", "--out", str(run), *TINY[:4], "--eval-games", "0", "--no-progress"
+        "--game", "updown", "--out", str(run), *TINY[:4], "--eval-games", "0", "--warm-start", "0",
+        "--no-progress",
     )
     proc = run_train("--game", "kingup", "--resume", str(run / "checkpoint.zip"), check=False)
     assert "trained for game='updown', not 'kingup'" in proc.stderr

@@ -24,8 +24,18 @@ CURVE_FIELDS = ("step", "opponent", "win_rate", "ci_low", "ci_high", "mean_score
 class TrainingCallback(BaseCallback):
     """Snapshots for the opponent pool, atomic checkpoints, periodic evaluation, a progress bar."""
 
-    def __init__(self, args: Any, options: dict, meta: dict, run: Path, snapshots: list[str]):
+    def __init__(
+        self,
+        args: Any,
+        options: dict,
+        meta: dict,
+        run: Path,
+        snapshots: list[str],
+        started: float | None = None,
+    ):
         super().__init__()
+        # --max-minutes counts from ``started`` (time.monotonic()), so a warm start counts too.
+        self.started = time.monotonic() if started is None else started
         self.args, self.options, self.meta, self.run = args, options, meta, run
         self.snapshots = list(snapshots)
         self.curve: list[dict[str, Any]] = _read_curve(run / "curve.json")
@@ -40,7 +50,7 @@ class TrainingCallback(BaseCallback):
     def _on_training_start(self) -> None:
         step = self.num_timesteps
         if self.args.max_minutes > 0:
-            self._deadline = time.monotonic() + 60 * self.args.max_minutes
+            self._deadline = self.started + 60 * self.args.max_minutes
         self._last = dict.fromkeys(self._last, step)
         if not self.snapshots:
             self._snapshot()  # the pool is never empty: the untrained policy comes first

@@ -1,12 +1,15 @@
 """Self-play MaskablePPO for the tablegym games.
 
-    python training/train.py --game kingup --timesteps 300000 --out runs/kingup
+    python training/train.py --game kingup --out runs/kingup
 
-One seat learns per episode (drawn anew each time); the other seats are an opponent pool of
-frozen snapshots of the learner (every ``--snapshot-every`` steps), the heuristic and the random
-agent (``--opponent-mix``). Several environments run in parallel processes. Every
-``--eval-every`` steps the current policy plays tournaments against random and heuristic
-opponents (seats rotated) and the best policy by its win rate against the heuristic is kept.
+The default budget is 1M learner steps or 25 minutes, whichever comes first. The policy first
+imitates the game's heuristic agent (``--warm-start`` games, see ``training.imitation``), then
+PPO improves it from reward. One seat learns per episode (drawn anew each time); the other
+seats are an opponent pool of frozen snapshots of the learner (every ``--snapshot-every``
+steps), the heuristic and the random agent (``--opponent-mix``). Several environments run in
+parallel processes. Every ``--eval-every`` steps the current policy plays tournaments against
+random and heuristic opponents (seats rotated) and the best policy by its win rate against the
+heuristic is kept.
 
 A run directory holds: ``config.json`` (the exact config), ``checkpoint.zip`` (latest, written
 atomically), ``best.zip``, ``pool/`` (snapshots), ``curve.csv`` / ``curve.json`` (evaluations),
@@ -33,6 +36,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 from agents.base import GAMES  # noqa: E402
 
 DEFAULT_PLAYERS = {"kingup": 4, "updown": 2, "kdk": 3}
+# KdK games are four times longer than the others, so fewer of them give as many decisions.
+DEFAULT_WARM_START = {"kingup": 2000, "updown": 2000, "kdk": 1000}
 
 
 @dataclass
@@ -46,16 +51,25 @@ class Args:
     option: list[str] = field(
         default_factory=list, metadata={"help": "more game options as KEY=VALUE (repeatable)"}
     )
-    timesteps: int = field(default=300_000, metadata={"help": "total learner steps of the run"})
+    timesteps: int = field(default=1_000_000, metadata={"help": "total learner steps of the run"})
     max_minutes: float = field(
-        default=0.0, metadata={"help": "stop cleanly after this many minutes (0: no limit)"}
+        default=25.0,
+        metadata={"help": "stop cleanly after this many minutes, warm start included (0: none)"},
     )
     out: str = field(default="", metadata={"help": "run directory (default runs/GAME)"})
     seed: int = field(default=0, metadata={"help": "seed of environments, opponents and PPO"})
     n_envs: int = field(default=4, metadata={"help": "environments run in parallel"})
     vec: str = field(default="subproc", metadata={"help": "subproc (processes) or dummy"})
+    warm_start: int | None = field(
+        default=None,
+        metadata={
+            "help": "heuristic games imitated before PPO starts (default: kingup 2000, "
+            "updown 2000, kdk 1000; 0: start from a random policy)"
+        },
+    )
+    warm_epochs: int = field(default=10, metadata={"help": "epochs of imitation"})
     opponent_mix: str = field(
-        default="snapshot=0.5,heuristic=0.3,random=0.2",
+        default="snapshot=0.4,heuristic=0.5,random=0.1",
         metadata={"help": "opponent kinds and weights, drawn per seat and episode"},
     )
     snapshot_every: int = field(default=25_000, metadata={"help": "steps between snapshots"})
@@ -63,13 +77,15 @@ class Args:
     eval_every: int = field(default=25_000, metadata={"help": "steps between evaluations"})
     eval_games: int = field(default=200, metadata={"help": "games per evaluation and baseline"})
     checkpoint_every: int = field(default=25_000, metadata={"help": "steps between checkpoints"})
-    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
+    # Small steps and a small entropy bonus: PPO starts from the imitated policy and should
+    # improve it, not wash it out in its first updates.
+    learning_rate: float = field(default=1e-4, metadata={"help": "Adam learning rate"})
     n_steps: int = field(default=512, metadata={"help": "rollout steps per env and update"})
     batch_size: int = field(default=256, metadata={"help": "minibatch size"})
     n_epochs: int = field(default=5, metadata={"help": "epochs per update"})
     gamma: float = field(default=0.995, metadata={"help": "discount"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
+    ent_coef: float = field(default=0.001, metadata={"help": "entropy bonus"})
     net_arch: str = field(default="256,256", metadata={"help": "hidden layer sizes"})
     resume: str | None = field(default=None, metadata={"help": "checkpoint to continue from"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
@@ -84,6 +100,9 @@ class Args:
                 raise ValueError(f"--option {item!r} must look like KEY=VALUE")
             options[key] = _parse_value(value)
         return options
+
+    def warm_start_games(self) -> int:
+        return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
 
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")
@@ -204,6 +223,23 @@ def new_model(args: Args, vec: Any, run: Path) -> Any:
     )
 
 
+def warm_start(model: Any, args: Args, options: dict[str, Any], run: Path) -> None:
+    """Imitate the heuristic (``training.imitation``) before PPO; stats go to warm_start.json."""
+    games = args.warm_start_games()
+    if games <= 0:
+        return
+    from training.imitation import collect, pretrain
+
+    t0 = time.monotonic()
+    demos = collect(args.game, options, games, seed=args.seed + 1_000_000, gamma=args.gamma)
+    stats = pretrain(model, demos, epochs=args.warm_epochs, seed=args.seed, progress=args.progress)
+    stats = {"games": games, "decisions": len(demos), **stats}
+    stats["seconds"] = round(time.monotonic() - t0, 1)
+    (run / "warm_start.json").write_text(json.dumps(stats, indent=2) + "\n")
+    if args.progress:
+        print(f"warm start: {json.dumps(stats)}")
+
+
 def resume_model(args: Args, vec: Any, meta: dict[str, Any]) -> Any:
     """The model of ``--resume``, checked against this run's game, with its optimiser state."""
     from sb3_contrib import MaskablePPO
@@ -228,6 +264,7 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     from training.callbacks import TrainingCallback
 
     torch.set_num_threads(1)  # the environments use the other core
+    started = time.monotonic()
     if args.resume:
         args = _args_for_resume(args, given)
     options = args.game_options()
@@ -238,8 +275,12 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     snapshots = sorted(str(p) for p in (run / "pool").glob("snap_*.zip"))[-args.pool_size :]
     vec = make_vec_env(args, options, snapshots)
     try:
-        model = resume_model(args, vec, meta) if args.resume else new_model(args, vec, run)
-        callback = TrainingCallback(args, options, meta, run, snapshots)
+        if args.resume:
+            model = resume_model(args, vec, meta)
+        else:
+            model = new_model(args, vec, run)
+            warm_start(model, args, options, run)
+        callback = TrainingCallback(args, options, meta, run, snapshots, started)
         remaining = max(0, args.timesteps - model.num_timesteps)
         try:
             model.learn(
