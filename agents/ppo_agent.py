@@ -163,3 +163,24 @@ def load_ppo_agent(
     """The agent behind the spec ``ppo:PATH``."""
     model = load_model(path, game, options)
     return PPOAgent(model, spec=f"ppo:{path}", deterministic=deterministic, seed=seed)
+
+
+def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """A copy of checkpoint ``src`` without the optimiser's moment estimates, for play only.
+
+    Adam keeps two tensors per weight, so a checkpoint is about three times the size of its
+    policy; the copy loads as an agent (``ppo:DST``) in a third of the space, and resuming
+    training from it starts a fresh optimiser. The metadata is kept, so checks still apply.
+    """
+    from training.train import save_atomic  # the one writer of checkpoints
+
+    meta = read_meta(src)
+    model = load_model(src, meta["game"], meta["options"])
+    policy = model.policy
+    policy.optimizer = policy.optimizer_class(
+        policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs
+    )
+    model.num_timesteps = meta.get("num_timesteps", model.num_timesteps)
+    dst = Path(dst)
+    save_atomic(model, dst, {k: v for k, v in meta.items() if k != "num_timesteps"})
+    return dst

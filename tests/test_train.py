@@ -17,9 +17,9 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
-from agents.ppo_agent import load_ppo_agent, read_meta  # noqa: E402
+from agents.ppo_agent import export_policy, game_meta, load_ppo_agent, read_meta  # noqa: E402
 from training.selfplay import SelfPlayEnv, parse_mix  # noqa: E402
-from training.train import Args, parse_args  # noqa: E402
+from training.train import Args, parse_args, save_atomic  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -161,7 +161,15 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_clear_errors(tmp_path):
     assert "checkpoint not found" in proc.stderr
     run = tmp_path / "run"
     run_train(
-        "--game", "updown", "--out", str(run), *TINY[:4], "--eval-games", "0", "--warm-start", "0",
+        "--game",
+        "updown",
+        "--out",
+        str(run),
+        *TINY[:4],
+        "--eval-games",
+        "0",
+        "--warm-start",
+        "0",
         "--no-progress",
     )
     proc = run_train("--game", "kingup", "--resume", str(run / "checkpoint.zip"), check=False)
@@ -174,3 +182,18 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_clear_errors(tmp_path):
         ValueError, match="trained for game='updown', but this game has game='kingup'"
     ):
         load_ppo_agent(run / "checkpoint.zip", "kingup", {})
+
+
+def test_exported_policy_is_smaller_and_plays_the_same(tmp_path):
+    options = {"num_players": 2}
+    vec = DummyVecEnv([lambda: SelfPlayEnv("updown", options)])
+    model = MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    model.learn(64)  # fills Adam's moment estimates
+    save_atomic(model, tmp_path / "full.zip", game_meta("updown", options))
+    small = export_policy(tmp_path / "full.zip", tmp_path / "small.zip")
+    assert small.stat().st_size < 0.5 * (tmp_path / "full.zip").stat().st_size
+    assert read_meta(small)["num_timesteps"] == read_meta(tmp_path / "full.zip")["num_timesteps"]
+    full_agent = load_ppo_agent(tmp_path / "full.zip", "updown", options)
+    small_agent = load_ppo_agent(small, "updown", options)
+    obs = np.random.default_rng(0).random(vec.observation_space.shape, dtype=np.float32)
+    assert np.array_equal(full_agent.net.logits(obs), small_agent.net.logits(obs))
