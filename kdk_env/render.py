@@ -1,8 +1,14 @@
-"""Text rendering of a KdK position. Shows hidden cards only to their owner (``viewer``)."""
+"""Text and matplotlib rendering of a KdK position. Hidden cards only to their owner."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kdk_env.rules import ACTIVE, ELIMINATED, FIGURE_NAMES, FINISHED, Phase, State, winners
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _STATUS = {ACTIVE: "active", FINISHED: "finished", ELIMINATED: "out (SP)"}
 
@@ -52,3 +58,60 @@ def to_text(state: State, viewer: int | None = None) -> str:
             comp[f] += 1
         lines.append(f"  player_{viewer} draw pile (unordered): {_cards(tuple(comp))}")
     return "\n".join(lines)
+
+
+_OWNER_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1")
+_BOX_SHOWN = 14  # older box cards are summarised: only the top of the stack matters for play
+
+
+def _figure_card(ax: Axes, x: float, y: float, figure: int, colour: str, hatch: str = "") -> None:
+    from matplotlib.patches import Rectangle
+
+    ax.add_patch(Rectangle((x, y), 0.7, 0.9, fc=colour, ec="k", alpha=0.85, hatch=hatch))
+    ax.text(x + 0.35, y + 0.45, FIGURE_NAMES[figure], ha="center", va="center", fontsize=9)
+
+
+def draw(state: State, viewer: int | None = None, ax: Axes | None = None) -> Figure:
+    """The box as a stack of cards coloured by owner (WEITER traitors hatched, the top card at
+    the right), a row per player (hand, draw and played counts, announcement, combo, slots,
+    score) and ``viewer``'s hand."""
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        ax = Figure(figsize=(7.5, 4.6)).subplots()
+    s, n = state, state.config.num_players
+    top_y = n + 1.2
+    shown = s.box[-_BOX_SHOWN:]
+    hidden = len(s.box) - len(shown)
+    older = f" ({hidden} older not shown)" if hidden else ""
+    ax.text(0, top_y + 1.2, f"box: {len(s.box)} cards{older}", fontsize=9)
+    for i, (owner, figure, transparent) in enumerate(shown):
+        _figure_card(ax, 0.75 * i, top_y, figure, _OWNER_COLOURS[owner], "//" * transparent)
+    header = "    player   status     hand draw played  ann combo  score   slots"
+    ax.text(0, n + 0.4, header, fontsize=8, family="monospace")
+    for p in range(n):
+        y = n - 1 - p
+        mark = (">" if p == s.to_play else " ") + ("D " if p == s.duty else "  ")
+        ann = str(s.announced[p]) if s.announced[p] else ("x" if s.ann_made[p] else "-")
+        status = _STATUS[s.status[p]] + (f" #{s.place[p]}" if s.place[p] else "")
+        row = (
+            f"{mark}player_{p} {status:<10}{sum(s.hand[p]):>4}{len(s.draw[p]):>5}"
+            f"{sum(s.played[p]):>7}{ann:>5}{s.combo_len[p]:>6}{s.score[p]:>7}"
+        )
+        ax.text(0, y + 0.3, row, fontsize=8, family="monospace", color=_OWNER_COLOURS[p])
+        for k, f in enumerate(x for x in s.slots[p] if x >= 0):
+            _figure_card(ax, 8.2 + 0.75 * k, y + 0.05, f, _OWNER_COLOURS[p])
+    if viewer is not None:
+        ax.text(0, -0.9, f"hand of player_{viewer}:", fontsize=9)
+        hand = [f for f, c in enumerate(s.hand[viewer]) for _ in range(c)]
+        for i, f in enumerate(hand):
+            _figure_card(ax, 2.6 + 0.75 * i, -1.2, f, "white")
+    ax.set_title(
+        f"KdK level {s.config.level}: round {s.round_idx}/{s.config.num_rounds}, "
+        f"{Phase(s.phase).name.lower().replace('_', ' ')}  (> to act, D duty)",
+        fontsize=10,
+    )
+    ax.set_xlim(-0.2, 11)
+    ax.set_ylim(-1.5, top_y + 1.6)
+    ax.set_axis_off()
+    return ax.figure

@@ -1,18 +1,27 @@
-"""Text rendering of a King Up! position. Never shows a favourite card."""
+"""Text and matplotlib rendering of a King Up! position. A favourite card only to its viewer."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kingup_env.rules import (
+    CAPACITY,
     ELIMINATED,
+    FAVOURITE_CARDS,
     FLOOR_NAMES,
     NAMES,
     NO_CARDS,
     NUM_FLOORS,
     THRONE,
+    UNPLACED,
     Phase,
     State,
     totals,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def to_text(state: State, viewer: int | None = None) -> str:
@@ -47,3 +56,57 @@ def to_text(state: State, viewer: int | None = None) -> str:
             f"{state.placements_left[s]:>10}  {tot[s]:>5}"
         )
     return "\n".join(lines)
+
+
+# Floors 0..5 each get their own colour so a candidate's floor reads at a glance.
+_FLOOR_COLOURS = ("#8d8d8d", "#a1887f", "#81c784", "#64b5f6", "#ba68c8", "#e57373")
+_THRONE_COLOUR = "#ffd54f"
+
+
+def draw(state: State, viewer: int | None = None, ax: Axes | None = None) -> Figure:
+    """The castle as a picture: a row per floor, the throne on top, waiting and eliminated
+    candidates beside it; ``viewer``'s favourites are outlined in gold."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    if ax is None:
+        ax = Figure(figsize=(6.8, 5)).subplots()
+    favourites = set(FAVOURITE_CARDS[state.favourites[viewer]]) if viewer is not None else set()
+    rows = [(f, FLOOR_NAMES[f], _FLOOR_COLOURS[f]) for f in range(NUM_FLOORS)]
+    crowned = state.phase is Phase.GAME_OVER and state.king >= 0
+    rows.append((THRONE, "king" if crowned else "throne", _THRONE_COLOUR))
+    for y, (floor, name, colour) in enumerate(rows):
+        ax.add_patch(Rectangle((0, y), CAPACITY, 1, facecolor=colour, alpha=0.25, ec="k"))
+        label = name if floor == THRONE else f"{floor} {name}"
+        ax.text(-0.1, y + 0.5, label, ha="right", va="center", fontsize=9)
+        here = [c for c, x in enumerate(state.floors) if x == floor]
+        for i, c in enumerate(here):
+            gold = c in favourites
+            ax.add_patch(
+                Rectangle((i + 0.05, y + 0.12), 0.9, 0.76, facecolor=colour,
+                          ec="goldenrod" if gold else "k", lw=3 if gold else 0.8)
+            )  # fmt: skip
+            ax.text(i + 0.5, y + 0.5, NAMES[c], ha="center", va="center", fontsize=8)
+    side = {"waiting": UNPLACED, "eliminated": ELIMINATED}
+    for x, (title, where) in zip((CAPACITY + 0.3, CAPACITY + 1.9), side.items()):
+        names = [
+            NAMES[c] + " *" * (c in favourites) for c, f in enumerate(state.floors) if f == where
+        ]
+        ax.text(x, NUM_FLOORS + 0.6, title, fontsize=9, weight="bold", va="top")
+        ax.text(x, NUM_FLOORS + 0.1, "\n".join(names) or "-", fontsize=8, va="top")
+    tot = totals(state)
+    players = "   ".join(
+        f"{'>' if s == state.to_play else ''}p{s}: NO {state.no_left[s]}, {tot[s]} pts"
+        for s in range(state.num_players)
+    )
+    ax.text(0, -0.35, players, fontsize=8, va="top")
+    phase = state.phase.name.lower().replace("_", " ")
+    ax.set_title(
+        f"King Up!  round {state.round + 1}/{state.num_rounds}, {phase}"
+        + (f", favourites of player_{viewer} in gold (*)" if viewer is not None else ""),
+        fontsize=10,
+    )
+    ax.set_xlim(-1.8, CAPACITY + 3.4)
+    ax.set_ylim(-0.9, NUM_FLOORS + 1.1)
+    ax.set_axis_off()
+    return ax.figure
