@@ -18,6 +18,7 @@ from tablegym.aec import TableGameEnv
 from tablegym.layout import Layout
 from training.evaluate import (
     IllegalActionError,
+    env_class,
     evaluate,
     game_ranks,
     make_jobs,
@@ -199,6 +200,8 @@ def test_agent_errors_say_where_they_happened(rigged, monkeypatch):
 def test_wilson_interval_known_values():
     assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
     assert wilson(0, 10)[0] == 0 and wilson(10, 10)[1] == pytest.approx(1)
+    for n in range(1, 200):  # the interval always holds the rate itself, exactly at 0 and 1
+        assert wilson(0, n)[0] == 0 and wilson(n, n)[1] == 1
     lo, hi = wilson(50, 100)
     assert lo == pytest.approx(1 - hi) and lo == pytest.approx(0.4038, abs=1e-4)
 
@@ -218,6 +221,16 @@ def test_results_do_not_depend_on_the_number_of_workers():
     assert [{k: v for k, v in r.items() if k not in strip} for r in one["agents"]] == [
         {k: v for k, v in r.items() if k not in strip} for r in two["agents"]
     ]
+
+
+def test_kept_action_logs_replay_each_game():
+    result = evaluate("updown", ["heuristic", "random"], games=2, seed=5, keep_actions=True)
+    raw_env = env_class("updown")
+    for rec in result["results"]:
+        game = raw_env.replay(rec["seed"], rec["actions"], **result["options"])
+        assert list(game.rules.scores(game.game_state)) == rec["scores"]
+    plain = evaluate("updown", ["heuristic", "random"], games=2, seed=5)
+    assert "actions" not in plain["results"][0]
 
 
 def test_rotation_shares_the_deal_within_a_rotation():

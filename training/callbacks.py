@@ -13,9 +13,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stable_baselines3.common.callbacks import BaseCallback
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 BASELINES = ("random", "heuristic")
 CURVE_FIELDS = ("step", "opponent", "win_rate", "ci_low", "ci_high", "mean_score", "fair")
@@ -170,13 +174,19 @@ def _read_curve(path: Path) -> list[dict[str, Any]]:
 
 
 def plot_curves(curve: list[dict[str, Any]], path: Path, game: str) -> None:
-    """Win rate against each baseline over training steps, with 95% intervals."""
-    import matplotlib
+    """Write :func:`draw_curves` to ``path`` (PNG)."""
+    draw_curves(curve, game).savefig(path, dpi=110)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+def draw_curves(curve: list[dict[str, Any]], game: str, ax: Axes | None = None) -> Figure:
+    """Win rate against each baseline over training steps, with 95% intervals; its Figure.
+
+    A bare ``matplotlib.figure.Figure`` unless ``ax`` is given (no pyplot, no backend).
+    """
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        ax = Figure(figsize=(7, 4), layout="tight").subplots()
     for opponent in BASELINES:
         rows = [r for r in curve if r["opponent"] == opponent]
         if not rows:
@@ -194,6 +204,4 @@ def plot_curves(curve: list[dict[str, Any]], path: Path, game: str) -> None:
     ax.set_title(f"{game}: self-play PPO against baselines")
     ax.set_ylim(0, 1)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return ax.figure

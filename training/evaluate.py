@@ -33,6 +33,12 @@ What is reported, per distinct spec (seats with the same spec are pooled)
     ``sec_per_move``: mean thinking time over the spec's moves; ``sec_per_decision``: the
     same over the moves where more than one action was legal (forced moves take no time).
 
+Action logs
+    ``evaluate(..., keep_actions=True)`` adds each game's ``actions`` to its record in
+    ``results``; ``raw_env.replay(record["seed"], record["actions"], **result["options"])``
+    (or stepping through them) rebuilds any position for analysis. Off by default: a KdK game
+    is thousands of actions.
+
 Outputs
     ``--out FILE.json`` writes the result as JSON, ``FILE.csv`` (one row per spec) and
     ``FILE.png`` (win rates with their intervals and the fair share ``1/n``).
@@ -57,9 +63,13 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 if __package__ in (None, ""):
     # Run as a script: make the repository root importable like under ``python -m``.
@@ -118,6 +128,7 @@ def play_game(job: Job) -> dict[str, Any]:
         "scores": [float(x) for x in rules.scores(state)],
         "winners": [int(s) for s in rules.winners(state)],
         "steps": step,
+        "actions": list(env.action_log),
         **clock,
     }
 
@@ -237,7 +248,8 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # Rounding can put a bound a hair past p at 0 or n successes (a negative error bar).
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
 def game_ranks(scores: Sequence[float], winners: Sequence[int]) -> list[float]:
@@ -317,6 +329,7 @@ def evaluate(
     workers: int = 1,
     options: dict[str, Any] | None = None,
     progress: bool = False,
+    keep_actions: bool = False,
 ) -> dict[str, Any]:
     """Play a seat-rotated tournament and return metadata, per-spec statistics and games."""
     options = dict(options or {})
@@ -334,6 +347,7 @@ def evaluate(
     t0 = time.perf_counter()
     records = run_jobs(jobs, workers, progress)
     specs = list(dict.fromkeys(agents))
+    kept = ("index", "seed", "specs", "scores", "winners") + (("actions",) if keep_actions else ())
     return {
         "game": game,
         "options": options,
@@ -343,9 +357,7 @@ def evaluate(
         "seed": seed,
         "fair_share": 1.0 / n,
         "agents": summarise(records, specs),
-        "results": [
-            {k: r[k] for k in ("index", "seed", "specs", "scores", "winners")} for r in records
-        ],
+        "results": [{k: r[k] for k in kept} for r in records],
         "run": {"workers": workers, "seconds": time.perf_counter() - t0},
     }
 
@@ -375,17 +387,24 @@ def write_outputs(result: dict[str, Any], out: Path) -> list[Path]:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """Bar chart of win rates with their Wilson intervals and the fair share."""
-    import matplotlib
+    """Write :func:`draw_win_rates` of ``result`` to ``path`` (PNG)."""
+    draw_win_rates(result).savefig(path, dpi=100)
 
-    matplotlib.use("Agg")  # files only: no display on servers and CI
-    import matplotlib.pyplot as plt
+
+def draw_win_rates(result: dict[str, Any], ax: Axes | None = None) -> Figure:
+    """Bar chart of win rates with their Wilson intervals and the fair share; its Figure.
+
+    A bare ``matplotlib.figure.Figure`` unless ``ax`` is given: no pyplot, so no backend is
+    needed on servers and CI, and a notebook's backend is left alone.
+    """
+    from matplotlib.figure import Figure
 
     rows = result["agents"]
+    if ax is None:
+        ax = Figure(figsize=(1.6 * len(rows) + 2.5, 3.5), layout="tight").subplots()
     rates = [r["win_rate"] for r in rows]
     err = [[r["win_rate"] - r["win_rate_ci"][0] for r in rows],
            [r["win_rate_ci"][1] - r["win_rate"] for r in rows]]  # fmt: skip
-    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2.5, 3.5))
     ax.bar(range(len(rows)), rates, yerr=err, capsize=6, color="tab:blue")
     ax.axhline(result["fair_share"], color="grey", linestyle="--", label="fair share")
     ax.set_xticks(range(len(rows)), [r["spec"] for r in rows])
@@ -393,9 +412,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("win rate (95% Wilson CI)")
     ax.set_title(f"{result['game']}: {result['games']} games, seed {result['seed']}")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return ax.figure
 
 
 def table(result: dict[str, Any]) -> str:
