@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from training.evaluate import Job, env_class, run_jobs
+from training.evaluate import env_class
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -58,27 +56,8 @@ def ppo_model(game: str, num_players: int) -> tuple[str, list[dict[str, Any]]]:
     return f"ppo:{model}", json.loads(curve.read_text())
 
 
-def mirror_games(
-    game: str, spec: str, games: int, seed: int, options: dict[str, Any], workers: int = 1
-) -> list[dict[str, Any]]:
-    """``games`` games with ``spec`` in every seat, each on its own deal; records with actions.
-
-    ``evaluate`` replays each deal once per seat rotation, which is right for comparing
-    agents but only repeats a game when every seat plays alike.
-    """
-    n = options["num_players"]
-    jobs = []
-    for g in range(games):
-        deal, *agent_seeds = (
-            int(x) for x in np.random.SeedSequence([seed, g]).generate_state(n + 1)
-        )
-        jobs.append(Job(game, options, (spec,) * n, g, deal, tuple(agent_seeds)))
-    return run_jobs(jobs, workers, progress=False)
-
-
 def transitions(game: str, options: dict[str, Any], record: dict[str, Any]) -> Iterator[tuple]:
-    """Replay one game record that has ``actions`` (``evaluate(..., keep_actions=True)`` or
-    :func:`mirror_games`).
+    """Replay one game record of ``evaluate(..., keep_actions=True)``.
 
     Yields ``(before, seat, action, after)`` per action: the rules states around it and the
     seat that acted (``before.to_play``).

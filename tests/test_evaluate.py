@@ -239,6 +239,15 @@ def test_rotation_shares_the_deal_within_a_rotation():
     assert len({j.env_seed for j in jobs[:3]}) == 1 and jobs[3].env_seed != jobs[0].env_seed
 
 
+def test_a_mirror_lineup_plays_a_new_deal_each_game():
+    jobs = make_jobs("kdk", ["heuristic"] * 3, games=7, seed=0, options={})
+    assert len(jobs) == 7 and len({j.env_seed for j in jobs}) == 7
+    assert not any(j.keep_actions for j in jobs)
+    result = evaluate("updown", ["heuristic"] * 2, games=3, seed=1, keep_actions=True)
+    assert result["games"] == 3 and all(r["actions"] for r in result["results"])
+    assert len({tuple(r["actions"]) for r in result["results"]}) == 3
+
+
 @pytest.mark.parametrize(
     ("agents", "options", "error", "text"),
     [

@@ -19,6 +19,8 @@ How a tournament is played
     number of games is rounded up to a multiple of ``n`` so that every agent sits in every
     seat equally often; the ``n`` games of one rotation share one deal seed ("duplicate"
     play: the same cards go round the table, which removes much of the luck of the deal).
+    When every seat has the same spec there is nothing to rotate: exactly ``games`` games are
+    played, each on its own deal (for studies of how one agent plays against itself).
     Every game's seeds come from ``(seed, g)`` alone, so the results do not depend on the
     number of workers nor on the order in which the games finish.
 
@@ -95,6 +97,7 @@ class Job:
     index: int
     env_seed: int
     agent_seeds: tuple[int, ...]
+    keep_actions: bool = False  # add the action log to the record (large for KdK)
 
 
 # -- playing ------------------------------------------------------------------------------
@@ -121,16 +124,18 @@ def play_game(job: Job) -> dict[str, Any]:
         _take_turn(env, agents, job, step, clock)
         step += 1
     state = env.game_state
-    return {
+    record = {
         "index": job.index,
         "seed": job.env_seed,
         "specs": list(job.specs),
         "scores": [float(x) for x in rules.scores(state)],
         "winners": [int(s) for s in rules.winners(state)],
         "steps": step,
-        "actions": list(env.action_log),
         **clock,
     }
+    if job.keep_actions:
+        record["actions"] = list(env.action_log)
+    return record
 
 
 def _take_turn(env: Any, agents: list, job: Job, step: int, clock: dict[str, list]) -> None:
@@ -197,10 +202,26 @@ def _check_legal(action: Any, mask: np.ndarray, job: Job, seat: int, step: int) 
 
 
 def make_jobs(
-    game: str, agents: Sequence[str], games: int, seed: int, options: dict[str, Any]
+    game: str,
+    agents: Sequence[str],
+    games: int,
+    seed: int,
+    options: dict[str, Any],
+    keep_actions: bool = False,
 ) -> list[Job]:
-    """Games rounded up to whole rotations; the deal seed is shared within a rotation."""
+    """Games rounded up to whole rotations; the deal seed is shared within a rotation.
+
+    When every seat has the same spec, rotating would only replay a deal, so each of exactly
+    ``games`` games gets its own deal.
+    """
     n = len(agents)
+    if len(set(agents)) == 1:
+        jobs = []
+        for g in range(games):
+            deal, *agent_seeds = np.random.SeedSequence([seed, g]).generate_state(n + 1)
+            seeds = tuple(int(x) for x in agent_seeds)
+            jobs.append(Job(game, options, tuple(agents), g, int(deal), seeds, keep_actions))
+        return jobs
     total = -(-games // n) * n
     jobs = []
     for g in range(total):
@@ -208,7 +229,8 @@ def make_jobs(
         deal = np.random.SeedSequence([seed, g // n]).generate_state(1)[0]
         agent_seeds = np.random.SeedSequence([seed, g, 1]).generate_state(n)
         specs = tuple(agents[(s - rotation) % n] for s in range(n))
-        jobs.append(Job(game, options, specs, g, int(deal), tuple(int(x) for x in agent_seeds)))
+        seeds = tuple(int(x) for x in agent_seeds)
+        jobs.append(Job(game, options, specs, g, int(deal), seeds, keep_actions))
     return jobs
 
 
@@ -343,7 +365,7 @@ def evaluate(
     env_class(game)(**options)  # validate the options before starting any worker
     for spec in dict.fromkeys(agents):
         _make(spec, game, options)  # fail fast on a bad spec, a missing file, a wrong model
-    jobs = make_jobs(game, agents, games, seed, options)
+    jobs = make_jobs(game, agents, games, seed, options, keep_actions)
     t0 = time.perf_counter()
     records = run_jobs(jobs, workers, progress)
     specs = list(dict.fromkeys(agents))
