@@ -1,0 +1,217 @@
+"""Batched games: ``VectorGame`` steps B games of one kind in one call.
+
+.. code-block:: python
+
+    vg = VectorGame("kingup", num_games=1024, seed=0, num_players=4)  # any game option
+    obs, mask, seat = vg.reset()  # float32 (B, OBS_SIZE) of the seat to act; bool (B, A); int (B,)
+    obs, mask, seat, rewards, done = vg.step(actions)
+    # rewards float32 (B, n): every seat's reward for this step; done bool (B,): the game in
+    # slot i ended at this step, and slot i already holds a new game (obs/mask/seat are its)
+    vg.observe(seats)                 # float32 (B, OBS_SIZE): what the given seats see
+    vg.get_state(i)                   # the readable rules State of game i
+    vg.set_state(i, state)            # load a rules State into slot i
+
+Observations and masks are those of ``observation.encode(state, seat)`` and
+``rules.legal_actions(state)`` of the game's readable core, bit for bit, and rewards those of
+``rules.rewards``. Two backends give them:
+
+``"numba"``
+    the game's batched engine (``<game>_env/engine.py``): the state of all games in one int
+    array, compiled kernels. Thousands of games per call.
+``"rules"``
+    the readable core itself, one ``rules.State`` per slot stepped in Python: every game has
+    it, it is the oracle the engines are tested against, and it lets code written against this
+    interface run before an engine exists.
+
+``backend="auto"`` (default) takes the engine where the game has one. Same seed, same games
+(within a backend: the engines draw from their own per-game generators).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+from tablegym.games import GAMES, check_game, observation_of, rules_of
+from tablegym.options import check_choice, check_int
+
+BACKENDS = ("auto", "numba", "rules")
+
+
+def has_engine(game: str) -> bool:
+    """Whether ``game`` has a batched engine (``<package>/engine.py``)."""
+    return importlib.util.find_spec(f"{GAMES[check_game(game)]}.engine") is not None
+
+
+class VectorGame:
+    """B games of ``game`` stepped together; see the module docstring."""
+
+    def __init__(
+        self,
+        game: str,
+        num_games: int,
+        seed: int | None = None,
+        backend: str = "auto",
+        **options: Any,
+    ):
+        check_game(game)
+        self.num_games = check_int("num_games", num_games, 1)
+        check_choice("backend", backend, BACKENDS)
+        if seed is not None:
+            seed = check_int("seed", seed, 0)
+        self.game = game
+        self.rules = rules_of(game)
+        self.observation = observation_of(game)
+        self.config = self.rules.make_config(**options)
+        self.num_players = self.config.num_players
+        self.num_actions = self.rules.NUM_ACTIONS
+        self.obs_size = self.observation.OBS_SIZE
+        if backend == "auto":
+            backend = "numba" if has_engine(game) else "rules"
+        elif backend == "numba" and not has_engine(game):
+            raise ValueError(f"backend 'numba': {game!r} has no batched engine yet; use 'rules'")
+        self.backend = backend
+        seeds = np.random.SeedSequence(seed).spawn(self.num_games)
+        if backend == "numba":
+            from tablegym.vector.engine import EngineBackend
+
+            self._impl: Any = EngineBackend(game, self.config, seeds)
+        else:
+            self._impl = RulesBackend(self.rules, self.observation, self.config, seeds)
+        self._mask: np.ndarray | None = None
+
+    # -- the interface -----------------------------------------------------------------
+    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal a new game in every slot: (obs, mask, seat) of the seats to act."""
+        obs, mask, seat = self._impl.reset()
+        self._mask = mask
+        return obs, mask, seat
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Play ``actions[i]`` in game i: (obs, mask, seat, rewards, done)."""
+        if self._mask is None:
+            raise RuntimeError("call reset() before step()")
+        actions = self._check_actions(actions)
+        obs, mask, seat, rewards, done = self._impl.step(actions)
+        self._mask = mask
+        return obs, mask, seat, rewards, done
+
+    def observe(self, seats: np.ndarray) -> np.ndarray:
+        """float32 (B, OBS_SIZE): the observation of ``seats[i]`` in game i."""
+        if self._mask is None:
+            raise RuntimeError("call reset() before observe()")
+        seats = np.asarray(seats)
+        if seats.shape != (self.num_games,) or seats.dtype.kind not in "iu":
+            raise ValueError(
+                f"seats must be an integer array of shape ({self.num_games},); "
+                f"got {seats.dtype} {seats.shape}"
+            )
+        if seats.size and (seats.min() < 0 or seats.max() >= self.num_players):
+            raise ValueError(f"seats must lie in 0..{self.num_players - 1}")
+        return self._impl.observe(seats.astype(np.int64))
+
+    def get_state(self, i: int) -> Any:
+        """The readable ``rules.State`` of the game in slot ``i``."""
+        return self._impl.get_state(self._slot(i))
+
+    def set_state(self, i: int, state: Any) -> None:
+        """Load a ``rules.State`` of this game and options into slot ``i``."""
+        i = self._slot(i)
+        if type(state) is not self.rules.State:
+            raise ValueError(
+                f"set_state: expected a {self.game} rules.State, got {type(state).__module__}."
+                f"{type(state).__qualname__}"
+            )
+        if self.rules.is_terminal(state):
+            raise ValueError("set_state: the state is a finished game; load one still in play")
+        players = len(self.rules.scores(state))
+        if players != self.num_players:
+            raise ValueError(
+                f"set_state: the state has {players} players, this batch {self.num_players}"
+            )
+        if self._mask is None:
+            self.reset()
+        self._impl.set_state(i, state)
+        self._mask = self._impl.mask
+
+    @property
+    def mask(self) -> np.ndarray:
+        """bool (B, NUM_ACTIONS): the legal actions of the seats to act."""
+        if self._mask is None:
+            raise RuntimeError("call reset() first")
+        return self._mask
+
+    # -- checks ------------------------------------------------------------------------
+    def _slot(self, i: Any) -> int:
+        return check_int("slot", i, 0, self.num_games - 1)
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_games},); "
+                f"got {actions.dtype} {actions.shape}"
+            )
+        actions = actions.astype(np.int64, copy=False)
+        inside = (actions >= 0) & (actions < self.num_actions)
+        legal = np.zeros(self.num_games, dtype=bool)
+        legal[inside] = self._mask[np.flatnonzero(inside), actions[inside]]
+        if not legal.all():
+            i = int(np.flatnonzero(~legal)[0])
+            allowed = np.flatnonzero(self._mask[i]).tolist()
+            raise ValueError(
+                f"illegal action {int(actions[i])} in slot {i}; legal actions: {allowed}"
+            )
+        return actions
+
+
+class RulesBackend:
+    """The readable rules core behind :class:`VectorGame`: one State per slot, in Python."""
+
+    def __init__(self, rules: Any, observation: Any, config: Any, seeds: list) -> None:
+        self.rules, self.encode, self.config = rules, observation.encode, config
+        self.rngs = [np.random.default_rng(s) for s in seeds]
+        size = len(seeds)
+        self.states: list[Any] = [None] * size
+        self.obs = np.zeros((size, observation.OBS_SIZE), dtype=np.float32)
+        self.mask = np.zeros((size, rules.NUM_ACTIONS), dtype=bool)
+        self.seat = np.zeros(size, dtype=np.int64)
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        for i, rng in enumerate(self.rngs):
+            self._load(i, self.rules.initial_state(self.config, rng))
+        return self.obs.copy(), self.mask.copy(), self.seat.copy()
+
+    def _load(self, i: int, state: Any) -> None:
+        self.states[i] = state
+        self.seat[i] = state.to_play
+        self.obs[i] = self.encode(state, state.to_play)
+        self.mask[i] = False
+        self.mask[i, list(self.rules.legal_actions(state))] = True
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+        rules, config = self.rules, self.config
+        rewards = np.zeros((len(self.states), config.num_players), dtype=np.float32)
+        done = np.zeros(len(self.states), dtype=bool)
+        for i, action in enumerate(actions.tolist()):
+            before = self.states[i]
+            after = rules.apply_action(before, action, self.rngs[i])
+            rewards[i] = rules.rewards(before, after, config)
+            if rules.is_terminal(after):
+                done[i] = True
+                after = rules.initial_state(config, self.rngs[i])
+            self._load(i, after)
+        return self.obs.copy(), self.mask.copy(), self.seat.copy(), rewards, done
+
+    def observe(self, seats: np.ndarray) -> np.ndarray:
+        return np.stack([self.encode(s, int(q)) for s, q in zip(self.states, seats)])
+
+    def get_state(self, i: int) -> Any:
+        return self.states[i]
+
+    def set_state(self, i: int, state: Any) -> None:
+        self._load(i, state)

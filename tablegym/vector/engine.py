@@ -1,0 +1,90 @@
+"""The numba backend of :class:`tablegym.vector.VectorGame`, and the contract of an engine.
+
+A game's batched engine is the module ``<game>_env/engine.py``. It shares only constants with
+the readable ``rules.py`` (it is a second implementation, tested step by step against the
+first) and keeps all games in one int64 array ``states`` of shape ``(B, NUM_COLUMNS)`` with
+named column offsets documented beside its code, plus one uint64 generator state per game in
+``rngs`` of shape ``(B,)``. It offers:
+
+``NUM_COLUMNS``
+    the width of a row.
+``setup(config) -> tuple``
+    the constant arrays every kernel takes (``consts``): the options, the observation
+    layout's ``affine`` scale and shift, lookup tables.
+``deal(states, rngs, consts)``
+    deal a new game in every row.
+``refresh(states, consts, obs, mask, seat)``
+    write, for every row, the observation (float32) of the player to act, the legal-action
+    mask (bool) and that player's seat.
+``step(states, rngs, consts, actions, obs, mask, seat, rewards, done)``
+    apply ``actions[i]`` (already checked legal) to row i; write every seat's reward for the
+    step (float32, ``(B, num_players)``), ``done[i]`` if the game ended, in which case row i
+    holds a newly dealt game; then obs/mask/seat as ``refresh`` does.
+``observe(states, consts, seats, obs)``
+    the observations of ``seats[i]`` in row i.
+``to_state(row, config) -> rules.State`` and ``from_state(state, config) -> row``
+    conversions to and from the readable core.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from tablegym.games import GAMES, observation_of, rules_of
+
+
+class EngineBackend:
+    """Buffers and calls of one game's engine for :class:`tablegym.vector.VectorGame`."""
+
+    def __init__(self, game: str, config: Any, seeds: list[np.random.SeedSequence]) -> None:
+        self.engine = importlib.import_module(f"{GAMES[game]}.engine")
+        self.config = config
+        self.consts = self.engine.setup(config)
+        size = len(seeds)
+        self.states = np.zeros((size, self.engine.NUM_COLUMNS), dtype=np.int64)
+        self.rngs = np.array([s.generate_state(1, np.uint64)[0] for s in seeds], np.uint64)
+        self.rngs[self.rngs == 0] = 1  # xorshift generators must not start at 0
+        self.obs_size = observation_of(game).OBS_SIZE
+        self.num_actions = rules_of(game).NUM_ACTIONS
+        self.mask = np.zeros((size, self.num_actions), dtype=bool)
+
+    def _outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        size = len(self.states)
+        obs = np.empty((size, self.obs_size), dtype=np.float32)
+        mask = np.empty((size, self.num_actions), dtype=bool)
+        return obs, mask, np.empty(size, dtype=np.int64)
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        obs, mask, seat = self._outputs()
+        self.engine.deal(self.states, self.rngs, self.consts)
+        self.engine.refresh(self.states, self.consts, obs, mask, seat)
+        self.mask = mask
+        return obs, mask, seat
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+        obs, mask, seat = self._outputs()
+        rewards = np.zeros((len(self.states), self.config.num_players), dtype=np.float32)
+        done = np.zeros(len(self.states), dtype=bool)
+        self.engine.step(
+            self.states, self.rngs, self.consts, actions, obs, mask, seat, rewards, done
+        )
+        self.mask = mask
+        return obs, mask, seat, rewards, done
+
+    def observe(self, seats: np.ndarray) -> np.ndarray:
+        obs = np.empty((len(self.states), self.obs_size), dtype=np.float32)
+        self.engine.observe(self.states, self.consts, seats, obs)
+        return obs
+
+    def get_state(self, i: int) -> Any:
+        return self.engine.to_state(self.states[i], self.config)
+
+    def set_state(self, i: int, state: Any) -> None:
+        self.states[i] = self.engine.from_state(state, self.config)
+        obs, mask, seat = (a[:1] for a in self._outputs())
+        self.engine.refresh(self.states[i : i + 1], self.consts, obs, mask, seat)
+        self.mask = self.mask.copy()
+        self.mask[i] = mask[0]

@@ -1,0 +1,436 @@
+"""Batched self-play for sb3-contrib's MaskablePPO: B games at once, every learner seat learns.
+
+The games run in :class:`tablegym.vector.VectorGame` tables (the numba engine where the game
+has one, the readable rules core otherwise). Each seat of each game is held by one *kind* of
+player, drawn when the game is dealt from ``mix`` (one seat is always the learner):
+
+``self``       the current policy; its decisions are the training samples
+``snapshot``   a frozen earlier policy from the pool (one of them, uniformly)
+``heuristic``  the game's rule-of-thumb agent
+``random``     a uniformly random legal action
+
+At every tick each table steps once, and the decisions of each kind are taken in one batched
+call: one torch forward for all learner seats, one per snapshot, one vectorised draw for the
+random seats, one loop over the heuristic seats.
+
+Every learner decision is a sample. Samples form one *stream* per (game slot, seat): a seat's
+rewards, earned while others act, are credited to its last decision, and GAE runs along each
+stream (:class:`SeatRolloutBuffer`). SB3's ``collect_rollouts`` assumes one sample per env and
+step, which a table where several seats, or none, of the learner act per tick cannot give; so
+:class:`SelfPlayPPO` overrides only that method and keeps sb3-contrib's PPO update as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecEnv
+
+from tablegym.vector import VectorGame
+
+KINDS = ("self", "snapshot", "heuristic", "random")
+LEARNER, RANDOM, HEURISTIC, SNAPSHOT = 0, 1, 2, 3  # seat codes; SNAPSHOT + k is pool entry k
+_KIND_OF = {LEARNER: "self", RANDOM: "random", HEURISTIC: "heuristic"}
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``"self=0.4,snapshot=0.3,heuristic=0.2,random=0.1"`` -> normalised weights."""
+    mix: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = part.partition("=")
+        if name not in KINDS:
+            raise ValueError(
+                f"unknown player kind {name!r} in the mix; allowed: {', '.join(KINDS)}"
+            )
+        try:
+            mix[name] = float(value)
+        except ValueError:
+            raise ValueError(f"mix entry {part!r} needs a number, e.g. {name}=0.5") from None
+        if not mix[name] >= 0:
+            raise ValueError(f"mix weight of {name} must be >= 0; got {value}")
+    total = sum(mix.values())
+    if total <= 0:
+        raise ValueError(f"mix {text!r} gives no kind a positive weight")
+    return {k: v / total for k, v in mix.items()}
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of ``mask``."""
+    noise = rng.random(mask.shape)
+    noise[~mask] = -1.0
+    return noise.argmax(axis=1)
+
+
+def policy_actions(
+    policy: Any, obs: np.ndarray, mask: np.ndarray, deterministic: bool = False
+) -> np.ndarray:
+    """Actions of an SB3 maskable policy for a batch, in one forward pass."""
+    with th.no_grad():
+        dist = policy.get_distribution(th.as_tensor(obs), action_masks=mask)
+        return dist.get_actions(deterministic=deterministic).numpy()
+
+
+class SelfPlayVecEnv(VecEnv):
+    """The self-play tables as one SB3 VecEnv: env i is game slot i.
+
+    ``step(actions)`` takes the learner's actions (rows where no learner seat is to act are
+    ignored), plays every other seat with its kind, and steps every table once. What a
+    :class:`SelfPlayPPO` needs beyond the VecEnv API is in attributes: ``learner`` (rows where
+    a learner seat is to act), ``seat``, ``seat_rewards`` (every seat's reward of the last
+    step, ``(B, max_players)``), ``done`` and ``kinds`` (per slot and seat).
+    """
+
+    def __init__(
+        self,
+        game: str,
+        table_options: Sequence[dict[str, Any]],
+        num_games: int,
+        mix: dict[str, float],
+        seed: int = 0,
+        heuristic: Callable[[int], Any] | None = None,
+        backend: str = "auto",
+    ):
+        if mix.get("heuristic", 0) > 0 and heuristic is None:
+            raise ValueError("a mix with heuristic seats needs a heuristic agent factory")
+        per_table = max(1, num_games // len(table_options))
+        self.tables = [
+            VectorGame(game, per_table, seed=seed + 7919 * k, backend=backend, **opts)
+            for k, opts in enumerate(table_options)
+        ]
+        self.max_players = max(t.num_players for t in self.tables)
+        first = self.tables[0]
+        obs_space = spaces.Box(0.0, 1.0, (first.obs_size,), dtype=np.float32)
+        super().__init__(
+            per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)
+        )
+        self.game, self.mix, self.heuristic = game, mix, heuristic
+        self.rng = np.random.default_rng(seed)
+        self.snapshots: dict[int, Any] = {}  # pool id -> frozen policy
+        self._next_id = 0
+        size = self.num_envs
+        self.players = np.concatenate([np.full(t.num_games, t.num_players) for t in self.tables])
+        self.kinds = np.full((size, self.max_players), -1, dtype=np.int64)
+        self.agents: dict[tuple[int, int], Any] = {}  # heuristic per (slot, seat)
+        self.seat_rewards = np.zeros((size, self.max_players), dtype=np.float32)
+        self.done = np.zeros(size, dtype=bool)
+        self._actions: np.ndarray | None = None
+        self._infos = [{} for _ in range(size)]
+        # Decisions and seconds per kind, for the cost report of a run.
+        self.decisions = dict.fromkeys(KINDS, 0)
+        self.seconds = dict.fromkeys(KINDS, 0.0)
+
+    # -- seats -------------------------------------------------------------------------
+    def _deal_kinds(self, slots: np.ndarray) -> None:
+        """Draw who holds each seat of the new games in ``slots``; one seat is the learner."""
+        names = list(self.mix)
+        weights = np.array([self.mix[k] for k in names])
+        for slot in slots.tolist():
+            n = int(self.players[slot])
+            drawn = self.rng.choice(len(names), size=n, p=weights)
+            codes = []
+            for q, d in enumerate(drawn):
+                codes.append(self._code(names[d]))
+                if codes[-1] == HEURISTIC:
+                    agent = self.agents.get((slot, q)) or self.heuristic(
+                        int(self.rng.integers(2**31))
+                    )
+                    agent.reset(q)
+                    self.agents[slot, q] = agent
+            codes[int(self.rng.integers(n))] = LEARNER
+            self.kinds[slot, :n] = codes
+
+    def _code(self, name: str) -> int:
+        if name == "self" or (name == "snapshot" and not self.snapshots):
+            return LEARNER
+        if name == "snapshot":
+            ids = list(self.snapshots)
+            return SNAPSHOT + ids[int(self.rng.integers(len(ids)))]
+        return RANDOM if name == "random" else HEURISTIC
+
+    def add_snapshot(self, policy: Any, pool_size: int) -> None:
+        """Add a frozen policy to the pool, keeping the ``pool_size`` newest."""
+        new = self._next_id
+        self.snapshots[new] = policy
+        self._next_id += 1
+        for old in list(self.snapshots)[:-pool_size]:
+            del self.snapshots[old]
+            # Seats of games under way that it held pass to the newest snapshot.
+            self.kinds[self.kinds == SNAPSHOT + old] = SNAPSHOT + new
+
+    @property
+    def learner(self) -> np.ndarray:
+        """Rows whose seat to act is held by the learner."""
+        return self.kinds[np.arange(self.num_envs), self.seat] == LEARNER
+
+    def stream_ids(self, rows: np.ndarray) -> np.ndarray:
+        """Stream id (slot, seat) of the decisions in ``rows``."""
+        return rows * self.max_players + self.seat[rows]
+
+    # -- VecEnv ------------------------------------------------------------------------
+    def reset(self) -> np.ndarray:
+        outs = [t.reset() for t in self.tables]
+        self.obs, self.mask, self.seat = (np.concatenate(parts) for parts in zip(*outs))
+        self._deal_kinds(np.arange(self.num_envs))
+        return self.obs
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the seat to act in every slot."""
+        return self.mask
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        actions = self._opponent_actions(self._actions)
+        outs, start = [], 0
+        for t in self.tables:
+            outs.append(t.step(actions[start : start + t.num_games]))
+            start += t.num_games
+        obs, mask, seat, rewards, done = zip(*outs)
+        self.obs, self.mask, self.seat = (
+            np.concatenate(obs),
+            np.concatenate(mask),
+            np.concatenate(seat),
+        )
+        self.seat_rewards[:] = 0
+        start = 0
+        for r in rewards:
+            self.seat_rewards[start : start + len(r), : r.shape[1]] = r
+            start += len(r)
+        self.done = np.concatenate(done)
+        if self.done.any():
+            self._deal_kinds(np.flatnonzero(self.done))
+        learner_reward = np.where(self.kinds == LEARNER, self.seat_rewards, 0).sum(axis=1)
+        return self.obs, learner_reward, self.done, self._infos
+
+    def _opponent_actions(self, actions: np.ndarray) -> np.ndarray:
+        """``actions`` with every row not held by the learner filled by its seat's kind."""
+        rows = np.arange(self.num_envs)
+        codes = self.kinds[rows, self.seat]
+        out = actions.copy()
+        for code in np.unique(codes).tolist():
+            sel = np.flatnonzero(codes == code)
+            kind = _KIND_OF.get(code, "snapshot")
+            self.decisions[kind] += sel.size
+            if code == LEARNER:
+                continue
+            started = time.perf_counter()
+            if code == RANDOM:
+                out[sel] = random_actions(self.mask[sel], self.rng)
+            elif code == HEURISTIC:
+                for r in sel.tolist():
+                    out[r] = self.agents[r, int(self.seat[r])].act(self.obs[r], self.mask[r])
+            else:
+                policy = self.snapshots[code - SNAPSHOT]
+                out[sel] = policy_actions(policy, self.obs[sel], self.mask[sel])
+            self.seconds[kind] += time.perf_counter() - started
+        return out
+
+    def observe_streams(self, streams: np.ndarray) -> np.ndarray:
+        """What the seats of ``streams`` see now (for bootstrapping unfinished streams)."""
+        slots, seats = np.divmod(streams, self.max_players)
+        obs = np.empty((len(streams), self.observation_space.shape[0]), dtype=np.float32)
+        start = 0
+        for t in self.tables:
+            inside = (slots >= start) & (slots < start + t.num_games)
+            for q in np.unique(seats[inside]).tolist():
+                pick = np.flatnonzero(inside & (seats == q))
+                obs[pick] = t.observe(np.full(t.num_games, q))[slots[pick] - start]
+            start += t.num_games
+        return obs
+
+    def close(self) -> None:
+        self.tables = []
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [getattr(self, attr_name)] * len(self._get_indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list:
+        if method_name == "action_masks":
+            return list(self.mask[self._get_indices(indices)])
+        raise AttributeError(f"SelfPlayVecEnv has no per-env method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        self.rng = np.random.default_rng(seed)
+        return [seed] * self.num_envs
+
+
+class SeatRolloutBuffer(MaskableRolloutBuffer):
+    """A flat buffer of learner decisions whose GAE follows each (slot, seat) stream.
+
+    ``buffer_size`` is the number of samples of one rollout (``n_envs`` is 1): a sample's
+    successor in its stream is ``next_pos`` (-1: none yet), a stream that ended with its game
+    is ``terminal``, and one cut short by the end of the rollout bootstraps from ``bootstrap``.
+    """
+
+    def __init__(self, buffer_size: int, *args: Any, n_envs: int = 1, **kwargs: Any) -> None:
+        # SB3 passes the VecEnv's slot count; samples of all slots share one flat axis here.
+        super().__init__(buffer_size, *args, n_envs=1, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        self.next_pos = np.full(self.buffer_size, -1, dtype=np.int64)
+        self.terminal = np.zeros(self.buffer_size, dtype=bool)
+        self.bootstrap = np.zeros(self.buffer_size, dtype=np.float32)
+        self.last: dict[int, int] = {}  # open stream id -> its last sample
+
+    def space(self) -> int:
+        return self.buffer_size - self.pos
+
+    def add_decisions(
+        self,
+        obs: np.ndarray,
+        actions: np.ndarray,
+        values: np.ndarray,
+        log_probs: np.ndarray,
+        masks: np.ndarray,
+        streams: np.ndarray,
+    ) -> None:
+        """Append one sample per row, linking each to its stream's previous sample."""
+        k = len(obs)
+        at = np.arange(self.pos, self.pos + k)
+        self.observations[at, 0] = obs
+        self.actions[at, 0, 0] = actions
+        self.values[at, 0] = values
+        self.log_probs[at, 0] = log_probs
+        self.action_masks[at, 0] = masks
+        self.rewards[at, 0] = 0.0
+        last = self.last
+        for pos, stream in zip(at.tolist(), streams.tolist()):
+            prev = last.get(stream)
+            if prev is not None:
+                self.next_pos[prev] = pos
+            last[stream] = pos
+        self.pos += k
+        self.full = self.pos == self.buffer_size
+
+    def credit(self, streams: np.ndarray, rewards: np.ndarray) -> None:
+        """Add each stream's reward to its last sample (rewards of closed streams are dropped)."""
+        for stream, reward in zip(streams.tolist(), rewards.tolist()):
+            pos = self.last.get(stream)
+            if pos is not None:
+                self.rewards[pos, 0] += reward
+
+    def close_streams(self, streams: np.ndarray, values: np.ndarray | None = None) -> None:
+        """End streams: at their game's end (no ``values``) or cut, bootstrapping ``values``."""
+        for i, stream in enumerate(streams.tolist()):
+            pos = self.last.pop(stream, None)
+            if pos is None:
+                continue
+            if values is None:
+                self.terminal[pos] = True
+            else:
+                self.bootstrap[pos] = values[i]
+
+    def compute_returns_and_advantage(self, last_values: Any = None, dones: Any = None) -> None:
+        """GAE along each stream, from the last sample back (successors come later)."""
+        gamma, lam = self.gamma, self.gae_lambda
+        values, rewards = self.values[:, 0], self.rewards[:, 0]
+        adv = np.zeros(self.buffer_size, dtype=np.float32)
+        for pos in range(self.buffer_size - 1, -1, -1):
+            nxt = self.next_pos[pos]
+            if nxt >= 0:
+                delta = rewards[pos] + gamma * values[nxt] - values[pos]
+                adv[pos] = delta + gamma * lam * adv[nxt]
+            elif self.terminal[pos]:
+                adv[pos] = rewards[pos] - values[pos]
+            else:
+                adv[pos] = rewards[pos] + gamma * self.bootstrap[pos] - values[pos]
+        self.advantages[:, 0] = adv
+        self.returns = self.advantages + self.values
+
+
+class SelfPlayPPO(MaskablePPO):
+    """MaskablePPO whose rollouts come from :class:`SelfPlayVecEnv` (see the module doc)."""
+
+    def collect_rollouts(  # type: ignore[override]
+        self,
+        env: SelfPlayVecEnv,
+        callback: BaseCallback,
+        rollout_buffer: SeatRolloutBuffer,
+        n_rollout_steps: int,
+        use_masking: bool = True,
+    ) -> bool:
+        self.policy.set_training_mode(False)
+        rollout_buffer.reset()
+        callback.on_rollout_start()
+        while not rollout_buffer.full:
+            rows = np.flatnonzero(env.learner)
+            actions = np.zeros(env.num_envs, dtype=np.int64)
+            if rows.size:
+                with th.no_grad():
+                    obs = th.as_tensor(env.obs[rows])
+                    act, values, log_probs = self.policy(obs, action_masks=env.mask[rows])
+                actions[rows] = act.numpy()
+                kept = self._record(env, rollout_buffer, rows, act, values.flatten(), log_probs)
+                self.num_timesteps += kept
+            env.step_async(actions)
+            env.step_wait()
+            self._credit(env, rollout_buffer)
+            callback.update_locals(locals())
+            if not callback.on_step():
+                return False
+        self._bootstrap(env, rollout_buffer)
+        rollout_buffer.compute_returns_and_advantage()
+        callback.on_rollout_end()
+        return True
+
+    @staticmethod
+    def _record(
+        env: SelfPlayVecEnv,
+        buffer: SeatRolloutBuffer,
+        rows: np.ndarray,
+        actions: th.Tensor,
+        values: th.Tensor,
+        log_probs: th.Tensor,
+    ) -> int:
+        """Store the learner's decisions that fit; cut the streams of those that do not."""
+        keep = min(rows.size, buffer.space())
+        streams = env.stream_ids(rows)
+        values_np = values.numpy()
+        if keep < rows.size:
+            # The decision is made but not stored: its stream ends here, valued at this point.
+            buffer.close_streams(streams[keep:], values_np[keep:])
+        rows = rows[:keep]
+        buffer.add_decisions(
+            env.obs[rows],
+            actions.numpy()[:keep],
+            values_np[:keep],
+            log_probs.numpy()[:keep],
+            env.mask[rows],
+            streams[:keep],
+        )
+        return keep
+
+    @staticmethod
+    def _credit(env: SelfPlayVecEnv, buffer: SeatRolloutBuffer) -> None:
+        slots, seats = np.nonzero(env.seat_rewards)
+        if slots.size:
+            buffer.credit(slots * env.max_players + seats, env.seat_rewards[slots, seats])
+        ended = np.flatnonzero(env.done)
+        if ended.size:
+            seats = np.arange(env.max_players)
+            buffer.close_streams((ended[:, None] * env.max_players + seats).ravel())
+
+    def _bootstrap(self, env: SelfPlayVecEnv, buffer: SeatRolloutBuffer) -> None:
+        """Value the streams still open when the buffer is full from what their seats see."""
+        streams = np.array(sorted(buffer.last), dtype=np.int64)
+        if streams.size:
+            with th.no_grad():
+                obs = th.as_tensor(env.observe_streams(streams))
+                values = self.policy.predict_values(obs).flatten().numpy()
+            buffer.close_streams(streams, values)
