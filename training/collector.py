@@ -107,6 +107,7 @@ class SelfPlayVecEnv(VecEnv):
         ]
         self.max_players = max(t.num_players for t in self.tables)
         first = self.tables[0]
+        self.render_mode = None  # SB3 asks; the tables render nothing
         obs_space = spaces.Box(0.0, 1.0, (first.obs_size,), dtype=np.float32)
         super().__init__(
             per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)

@@ -1,0 +1,94 @@
+"""The batched self-play collector: per-seat streams and GAE, masks, opponents, the update."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from training.collector import (
+    SeatRolloutBuffer,
+    SelfPlayPPO,
+    SelfPlayVecEnv,
+    parse_mix,
+    random_actions,
+)
+
+torch.set_num_threads(1)
+
+
+def test_gae_follows_each_seat_and_credits_rewards_to_its_last_decision():
+    gamma, lam = 0.9, 0.8
+    buf = SeatRolloutBuffer(
+        5, spaces.Box(0, 1, (2,)), spaces.Discrete(3), "cpu", gae_lambda=lam, gamma=gamma
+    )
+    buf.reset()
+
+    def decide(stream: int, value: float) -> None:
+        z = np.zeros((1, 2), np.float32)
+        ones = np.ones((1, 3), bool)
+        buf.add_decisions(
+            z, np.array([0]), np.array([value]), np.zeros(1), ones, np.array([stream])
+        )
+
+    decide(0, 0.5)  # pos 0: seat A
+    decide(1, 0.2)  # pos 1: seat B
+    buf.credit(np.array([0]), np.array([1.0]))  # A earns +1 while B acts: credited to pos 0
+    decide(0, 0.4)  # pos 2
+    decide(1, 0.1)  # pos 3
+    buf.credit(np.array([0, 1]), np.array([-1.0, 2.0]))  # the game ends
+    buf.close_streams(np.array([0, 1]))
+    decide(0, 0.3)  # pos 4: A in the next game; the rollout ends here
+    buf.close_streams(np.array([0]), np.array([0.6]))
+    buf.compute_returns_and_advantage()
+    # By hand: pos 4 bootstraps, 2 and 3 are terminal, 0 and 1 chain to 2 and 3.
+    a4 = 0 + gamma * 0.6 - 0.3
+    a3, a2 = 2 - 0.1, -1 - 0.4
+    a1 = (gamma * 0.1 - 0.2) + gamma * lam * a3
+    a0 = (1 + gamma * 0.4 - 0.5) + gamma * lam * a2
+    np.testing.assert_allclose(buf.advantages[:, 0], [a0, a1, a2, a3, a4], rtol=1e-6)
+    np.testing.assert_allclose(buf.returns[:, 0], buf.advantages[:, 0] + buf.values[:, 0])
+    assert buf.rewards[:, 0].tolist() == [1.0, 0.0, -1.0, 2.0, 0.0]
+
+
+def test_random_actions_are_legal_and_cover_the_legal_set():
+    rng = np.random.default_rng(0)
+    mask = np.zeros((2000, 5), bool)
+    mask[:, [1, 3]] = True
+    acts = random_actions(mask, rng)
+    assert set(acts.tolist()) == {1, 3}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("self=1,robot=2", "unknown player kind 'robot'"),
+    ("self=x", "needs a number"),
+    ("self=-1", "must be >= 0"),
+    ("self=0", "no kind a positive weight"),
+])  # fmt: skip
+def test_bad_mixes_are_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_mix(text)
+
+
+@pytest.mark.parametrize(("game", "tables"), [("kingup", [4]), ("updown", [2, 3]), ("kdk", [3])])
+def test_rollouts_store_only_legal_learner_decisions_and_train(game, tables):
+    options = [{"num_players": n} for n in tables]
+    mix = parse_mix("self=0.5,snapshot=0.3,random=0.2")
+    env = SelfPlayVecEnv(game, options, 16, mix, seed=0)
+    model = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=512, batch_size=256, n_epochs=1, device="cpu", seed=0,
+        rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [32]},
+    )  # fmt: skip
+    env.add_snapshot(model.policy, pool_size=2)
+    model.learn(1024)
+    assert model.num_timesteps == 1024
+    buf = model.rollout_buffer
+    masks, actions = buf.action_masks.reshape(512, -1), buf.actions.reshape(512).astype(int)
+    chosen = masks[np.arange(512), actions]
+    assert chosen.all()  # a masked action is never sampled
+    assert env.decisions["self"] >= 1024 and env.decisions["snapshot"] > 0
+    assert env.decisions["random"] > 0
+    # Every stream is closed: terminal, chained to a later sample, or bootstrapped.
+    closed = buf.terminal | (buf.next_pos >= 0) | (buf.bootstrap != 0)
+    assert closed.mean() > 0.99

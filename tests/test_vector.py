@@ -1,0 +1,113 @@
+"""VectorGame's interface on every game (the readable-core backend; engines have their own
+differential tests): what it returns, seeding, state loading and the errors it gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tablegym.games import GAMES, observation_of, rules_of
+from tablegym.vector import VectorGame
+
+TABLES = {"kingup": 4, "updown": 2, "kdk": 3}
+FAST = {"kdk": {"num_rounds": 1}}
+
+
+def make(game: str, num_games: int = 8, seed: int | None = 0, **options) -> VectorGame:
+    options = {"num_players": TABLES[game], **FAST.get(game, {}), **options}
+    return VectorGame(game, num_games, seed=seed, backend="rules", **options)
+
+
+def play(vg: VectorGame, steps: int, seed: int = 0):
+    """Random legal play; yields (obs, mask, seat, rewards, done) after each step."""
+    rng = np.random.default_rng(seed)
+    obs, mask, seat = vg.reset()
+    for _ in range(steps):
+        noise = rng.random(mask.shape) * mask
+        obs, mask, seat, rewards, done = vg.step(noise.argmax(axis=1))
+        yield obs, mask, seat, rewards, done
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_outputs_match_the_readable_core(game):
+    vg = make(game)
+    rules, observation = rules_of(game), observation_of(game)
+    for obs, mask, seat, rewards, _ in play(vg, 60):
+        assert obs.dtype == np.float32 and mask.dtype == bool and rewards.dtype == np.float32
+        assert rewards.shape == (8, TABLES[game])
+        for i in range(vg.num_games):
+            state = vg.get_state(i)
+            assert seat[i] == state.to_play
+            np.testing.assert_array_equal(obs[i], observation.encode(state, state.to_play))
+            assert np.flatnonzero(mask[i]).tolist() == list(rules.legal_actions(state))
+    seats = np.arange(vg.num_games) % TABLES[game]
+    seen = vg.observe(seats)
+    for i, q in enumerate(seats):
+        np.testing.assert_array_equal(seen[i], observation.encode(vg.get_state(i), int(q)))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_same_seed_same_games(game):
+    runs = [[(o.copy(), r.copy()) for o, _, _, r, _ in play(make(game, seed=3), 40)] for _ in "ab"]
+    for (o1, r1), (o2, r2) in zip(*runs):
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+
+
+def test_finished_games_pay_the_win_reward_and_are_dealt_anew():
+    vg = make("kingup", num_games=4)
+    finished = 0
+    for _, _, _, rewards, done in play(vg, 800):
+        # "win": nothing until the game ends, then +1 to each winner and -1 to every other.
+        assert not rewards[~done].any()
+        assert np.all(np.abs(rewards[done]) == 1) and np.all(rewards[done].max(axis=1) == 1)
+        for i in np.flatnonzero(done):
+            state = vg.get_state(int(i))
+            assert not rules_of("kingup").is_terminal(state)
+        finished += int(done.sum())
+    assert finished >= 4
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_set_state_loads_a_position_and_get_state_returns_it(game):
+    source, target = make(game, seed=1), make(game, seed=2)
+    list(play(source, 15))
+    target.reset()
+    state = source.get_state(3)
+    target.set_state(5, state)
+    assert target.get_state(5) == state
+    rules = rules_of(game)
+    assert np.flatnonzero(target.mask[5]).tolist() == list(rules.legal_actions(state))
+
+
+def test_bad_input_is_refused_with_one_clear_line():
+    vg = make("kingup", num_games=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        vg.step(np.zeros(2, np.int64))
+    _, mask, _ = vg.reset()
+    illegal = int(np.flatnonzero(~mask[1])[0])
+    legal = int(np.flatnonzero(mask[0])[0])
+    with pytest.raises(ValueError, match=rf"illegal action {illegal} in slot 1; legal actions: \["):
+        vg.step(np.array([legal, illegal]))
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        vg.step(np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match="integer array"):
+        vg.step(np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match="illegal action -1 in slot 0"):
+        vg.step(np.array([-1, legal]))
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        VectorGame("chess", 4)
+    with pytest.raises(ValueError, match="num_games must be an integer >= 1"):
+        VectorGame("kingup", 0)
+    with pytest.raises(ValueError, match="unknown option 'colour'"):
+        VectorGame("kingup", 4, colour=1)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        VectorGame("kingup", 4, backend="gpu")
+    other = make("updown", num_games=1)
+    other.reset()
+    with pytest.raises(ValueError, match="expected a kingup rules.State"):
+        vg.set_state(0, other.get_state(0))
+    with pytest.raises(ValueError, match="slot must be an integer from 0 to 1"):
+        vg.get_state(2)
+    with pytest.raises(ValueError, match="seats must lie in 0..3"):
+        vg.observe(np.array([0, 4]))
