@@ -127,6 +127,7 @@ class SelfPlayVecEnv(VecEnv):
         # Decisions and seconds per kind, for the cost report of a run.
         self.decisions = dict.fromkeys(KINDS, 0)
         self.seconds = dict.fromkeys(KINDS, 0.0)
+        self.seconds_env = 0.0  # stepping the tables (rules or engine)
 
     # -- seats -------------------------------------------------------------------------
     def _deal_kinds(self, slots: np.ndarray) -> None:
@@ -192,9 +193,11 @@ class SelfPlayVecEnv(VecEnv):
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         actions = self._opponent_actions(self._actions)
         outs, start = [], 0
+        started = time.perf_counter()
         for t in self.tables:
             outs.append(t.step(actions[start : start + t.num_games]))
             start += t.num_games
+        self.seconds_env += time.perf_counter() - started
         obs, mask, seat, rewards, done = zip(*outs)
         self.obs, self.mask, self.seat = (
             np.concatenate(obs),
@@ -356,7 +359,23 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
 
 
 class SelfPlayPPO(MaskablePPO):
-    """MaskablePPO whose rollouts come from :class:`SelfPlayVecEnv` (see the module doc)."""
+    """MaskablePPO whose rollouts come from :class:`SelfPlayVecEnv` (see the module doc).
+
+    ``seconds`` splits the time of learning: the learner's forward passes while collecting
+    (``inference``), GAE (``advantages``) and the PPO update (``update``); the env keeps the
+    time of the tables and of each opponent kind.
+    """
+
+    seconds: dict[str, float]
+
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        self.seconds = {"inference": 0.0, "advantages": 0.0, "update": 0.0}
+
+    def train(self) -> None:
+        started = time.perf_counter()
+        super().train()
+        self.seconds["update"] += time.perf_counter() - started
 
     def collect_rollouts(  # type: ignore[override]
         self,
@@ -373,9 +392,11 @@ class SelfPlayPPO(MaskablePPO):
             rows = np.flatnonzero(env.learner)
             actions = np.zeros(env.num_envs, dtype=np.int64)
             if rows.size:
+                started = time.perf_counter()
                 with th.no_grad():
                     obs = th.as_tensor(env.obs[rows])
                     act, values, log_probs = self.policy(obs, action_masks=env.mask[rows])
+                self.seconds["inference"] += time.perf_counter() - started
                 actions[rows] = act.numpy()
                 kept = self._record(env, rollout_buffer, rows, act, values.flatten(), log_probs)
                 self.num_timesteps += kept
@@ -385,8 +406,10 @@ class SelfPlayPPO(MaskablePPO):
             callback.update_locals(locals())
             if not callback.on_step():
                 return False
+        started = time.perf_counter()
         self._bootstrap(env, rollout_buffer)
         rollout_buffer.compute_returns_and_advantage()
+        self.seconds["advantages"] += time.perf_counter() - started
         callback.on_rollout_end()
         return True
 
@@ -435,3 +458,62 @@ class SelfPlayPPO(MaskablePPO):
                 obs = th.as_tensor(env.observe_streams(streams))
                 values = self.policy.predict_values(obs).flatten().numpy()
             buffer.close_streams(streams, values)
+
+
+def evaluate_batched(
+    policy: Any,
+    game: str,
+    options: dict[str, Any],
+    opponent: str,
+    games: int,
+    seed: int,
+    heuristic: Callable[[int], Any] | None = None,
+    num_games: int = 64,
+    backend: str = "auto",
+) -> dict[str, float]:
+    """Win rate of ``policy`` (most likely legal action) against ``opponent`` in every other seat.
+
+    ``games`` games in batches of ``num_games`` slots, the policy's seat rotated from game to
+    game. Wins are read from the ``"win"`` reward: a seat that ends with +1 is a winner.
+    """
+    if opponent not in ("random", "heuristic"):
+        raise ValueError(f"opponent must be 'random' or 'heuristic'; got {opponent!r}")
+    if opponent == "heuristic" and heuristic is None:
+        raise ValueError("evaluation against heuristic needs a heuristic agent factory")
+    size = max(1, min(num_games, games))
+    vg = VectorGame(game, size, seed=seed, backend=backend, **{**options, "reward": "win"})
+    n = vg.num_players
+    rng = np.random.default_rng(seed)
+    slots = np.arange(size)
+    quota = games // size + (slots < games % size)
+    played = np.zeros(size, dtype=np.int64)
+    mine = slots % n  # the policy's seat in each slot's current game
+    agents = {}
+    if heuristic is not None and opponent == "heuristic":
+        agents = {
+            (i, q): heuristic(int(rng.integers(2**31))) for i in range(size) for q in range(n)
+        }
+        for (_, q), agent in agents.items():
+            agent.reset(q)
+    wins = 0.0
+    obs, mask, seat = vg.reset()
+    while (played < quota).any():
+        actions = np.zeros(size, dtype=np.int64)
+        ours = seat == mine
+        if ours.any():
+            actions[ours] = policy_actions(policy, obs[ours], mask[ours], deterministic=True)
+        theirs = np.flatnonzero(~ours)
+        if opponent == "random":
+            actions[theirs] = random_actions(mask[theirs], rng)
+        else:
+            for i in theirs.tolist():
+                actions[i] = agents[i, int(seat[i])].act(obs[i], mask[i])
+        obs, mask, seat, rewards, done = vg.step(actions)
+        for i in np.flatnonzero(done & (played < quota)).tolist():
+            wins += float(rewards[i, mine[i]] > 0)
+            played[i] += 1
+            mine[i] = (i + played[i]) % n
+            for q in range(n):
+                if (i, q) in agents:
+                    agents[i, q].reset(q)
+    return {"games": int(played.sum()), "win_rate": wins / max(1, int(played.sum()))}
