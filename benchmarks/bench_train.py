@@ -1,0 +1,188 @@
+"""Training throughput: PPO samples/s of ``train.py`` beside an earlier trainer and a bare SB3
+loop, measured in one run.
+
+Usage::
+
+    python benchmarks/bench_train.py [--games kingup updown kdk] [--steps 8192 24576]
+                                     [--repeats 2] [--reference 90c20ba]
+
+Three trainers per game, warm start and evaluation off:
+
+* ``ours``: ``training/train.py`` of this checkout;
+* ``reference``: ``training/train.py`` of an earlier commit (default 90c20ba, the trainer
+  before the batched collector), run from a temporary ``git worktree`` of it;
+* ``peer``: sb3-contrib MaskablePPO on PettingZoo's ``connect_four_v3`` against a random
+  player (one env, the reference trainer's PPO settings), the same for every game.
+
+Each runs at two step counts; the *marginal* rate (extra steps / extra seconds) cancels
+start-up costs (imports, compilation, the first rollout). Rounds are interleaved (reference,
+ours, peer, then again) so that drift of the shared machine's speed hits all alike. Ours also
+reports its time split (env, each opponent kind, learner inference, update) from its
+``summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMES = ("kingup", "updown", "kdk")
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    """Seconds a command takes; its output is kept only if it fails."""
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def train_cmd(game: str, steps: int, out: Path) -> list[str]:
+    return [
+        sys.executable, "training/train.py", "--game", game, "--timesteps", str(steps),
+        "--warm-start", "0", "--eval-games", "0", "--no-progress", "--max-minutes", "0",
+        "--out", str(out),
+    ]  # fmt: skip
+
+
+def peer_run(steps: int) -> None:
+    """MaskablePPO on connect_four_v3 against a uniformly random opponent, ``steps`` steps."""
+    import gymnasium
+    import numpy as np
+    import torch
+    from pettingzoo.classic import connect_four_v3
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+
+    class VsRandom(gymnasium.Env):
+        """The learner plays a random seat of connect four; a random player the other."""
+
+        def __init__(self) -> None:
+            self.game = connect_four_v3.env()
+            self.game.reset(seed=0)
+            space = self.game.observation_space("player_0")["observation"]
+            self.observation_space = gymnasium.spaces.Box(0, 1, space.shape, np.float32)
+            self.action_space = self.game.action_space("player_0")
+            self.rng = np.random.default_rng(0)
+
+        def _opponent(self) -> float:
+            while self.game.agent_selection != self.me:
+                obs, reward, term, trunc, _ = self.game.last()
+                if term or trunc:
+                    return reward
+                self.game.step(int(self.rng.choice(np.flatnonzero(obs["action_mask"]))))
+            return 0.0
+
+        def _obs(self) -> np.ndarray:
+            return self.game.observe(self.me)["observation"].astype(np.float32)
+
+        def action_masks(self) -> np.ndarray:
+            return self.game.observe(self.me)["action_mask"].astype(bool)
+
+        def reset(self, seed: int | None = None, options: dict | None = None) -> tuple:
+            self.game.reset(seed=seed)
+            self.me = f"player_{self.rng.integers(2)}"
+            self._opponent()
+            return self._obs(), {}
+
+        def step(self, action: int) -> tuple:
+            self.game.step(int(action))
+            self._opponent()
+            done = all(self.game.terminations.values())
+            return self._obs(), self.game._cumulative_rewards[self.me], done, False, {}
+
+    model = MaskablePPO(
+        "MlpPolicy", VsRandom(), n_steps=512, batch_size=256, n_epochs=5,
+        policy_kwargs={"net_arch": [256, 256]}, device="cpu", seed=0,
+    )  # fmt: skip
+    model.learn(steps)
+
+
+def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
+    """Seconds per (trainer, game, steps), a list over repeats; our summaries too."""
+    seconds: dict = {}
+    splits: dict = {}
+    low, high = args.steps
+    for rep in range(args.repeats):
+        for game in args.games:
+            for steps in (low, high):
+                for who, cwd in (("reference", reference), ("ours", ROOT)):
+                    out = scratch / f"{who}-{game}-{steps}-{rep}"
+                    took = timed(train_cmd(game, steps, out), cwd)
+                    seconds.setdefault((who, game, steps), []).append(took)
+                    if who == "ours" and steps == high:
+                        splits[game] = json.loads((out / "summary.json").read_text())
+                    print(f"  {who:9} {game:6} {steps:6} steps: {took:6.1f} s", flush=True)
+        for steps in (low, high):
+            cmd = [sys.executable, __file__, "--peer-steps", str(steps)]
+            took = timed(cmd, ROOT)
+            seconds.setdefault(("peer", "connect_four", steps), []).append(took)
+            print(f"  peer      c4     {steps:6} steps: {took:6.1f} s", flush=True)
+    return {"seconds": seconds, "splits": splits}
+
+
+def marginal(seconds: dict, who: str, game: str, low: int, high: int) -> float:
+    """Samples/s between the two step counts (medians over the repeats)."""
+    slow = statistics.median(seconds[who, game, high]) - statistics.median(seconds[who, game, low])
+    return (high - low) / max(slow, 1e-9)
+
+
+def report(result: dict, args: argparse.Namespace) -> None:
+    seconds, low, high = result["seconds"], *args.steps
+    peer = marginal(seconds, "peer", "connect_four", low, high)
+    print(f"\nmarginal PPO samples/s ({low} -> {high} steps, median of {args.repeats}):")
+    print("| game | reference | ours | ours / reference | ours / peer |")
+    print("|---|---|---|---|---|")
+    for game in args.games:
+        ref = marginal(seconds, "reference", game, low, high)
+        ours = marginal(seconds, "ours", game, low, high)
+        print(f"| {game} | {ref:,.0f} | {ours:,.0f} | {ours / ref:.1f}x | {ours / peer:.1f}x |")
+    print(f"| peer: MaskablePPO, connect_four_v3 vs random | | {peer:,.0f} | | |")
+    print("\nour time split at the larger step count (share of the run's wall time):")
+    for game, summary in result["splits"].items():
+        split = summary["time_split"]
+        shown = ", ".join(f"{k} {v:.0%}" for k, v in split.items())
+        print(f"  {game}: {shown}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", nargs="+", default=list(GAMES), choices=GAMES)
+    parser.add_argument("--steps", nargs=2, type=int, default=[8192, 24576])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--reference", default="90c20ba", help="commit of the earlier trainer")
+    parser.add_argument("--peer-steps", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.peer_steps:
+        peer_run(args.peer_steps)
+        return
+    if not 0 < args.steps[0] < args.steps[1]:
+        parser.error("--steps takes two increasing positive step counts")
+    with tempfile.TemporaryDirectory() as tmp:
+        reference = Path(tmp) / "reference"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(reference), args.reference],
+            cwd=ROOT, check=True, capture_output=True,
+        )  # fmt: skip
+        try:
+            result = measure(args, reference, Path(tmp))
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(reference)], cwd=ROOT, check=False
+            )
+    report(result, args)
+
+
+if __name__ == "__main__":
+    main()
