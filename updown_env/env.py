@@ -62,8 +62,8 @@ Rewards (option ``reward``)
     from the pot included; lost tricks give nothing).
 
 Options
-    ``num_players`` 2..4 (default 4), ``rounds`` an integer >= 1 (default 1; the rulebook
-    suggests one round per player), ``reward`` as above, ``render_mode`` None | ``"ansi"`` |
+    ``num_players`` 2..4 (default 4), ``num_rounds`` an integer >= 1 (default 1; the
+    rulebook suggests one round per player), ``reward`` as above, ``render_mode`` None | ``"ansi"`` |
     ``"human"``.
 
 State
