@@ -98,7 +98,6 @@ from updown_env.rules import (
     POT,
     Phase,
     State,
-    cards_of,
 )
 
 P = MAX_PLAYERS
@@ -183,31 +182,30 @@ _RESULT = {POT: P, LOST: P + 1}
 
 def _public(
     state: State, order: tuple[int, ...], at: dict[str, int]
-) -> tuple[list[int], list[int], list[int]]:
-    """The public fields, seats in ``order``: indices of the flags that are 1, and indices
-    and raw values of the counts."""
+) -> tuple[int, list[int], list[int]]:
+    """The public fields, seats in ``order``: the flags as one int (bit i set: index i is 1),
+    and the indices and raw values of the counts."""
     n = state.num_players
     dirs = DIRECTIONS[n]
     first = order[0]
-    ones = [
-        at["side"] + state.side,
-        at["trump"] + state.trump - MIN_VALUE,
-        at["phase"] + state.phase,
-        at["num_players"] + n - 2,
-    ]
+    bits = (
+        1 << (at["side"] + state.side)
+        | 1 << (at["trump"] + state.trump - MIN_VALUE)
+        | 1 << (at["phase"] + state.phase)
+        | 1 << (at["num_players"] + n - 2)
+    )
     for j, s in enumerate(order):
-        ones.append(at["suits"] + NUM_SUITS * j + (dirs[s] + state.orientation) % NUM_SUITS)
-        start = at["played"] + C * j
-        ones += [start + c for c in cards_of(state.played[s])]
+        bits |= 1 << (at["suits"] + NUM_SUITS * j + (dirs[s] + state.orientation) % NUM_SUITS)
+        bits |= state.played[s] << (at["played"] + C * j)  # a card mask is a row of flags
         if state.last_trick[s] != NO_CARD:
-            ones.append(at["last_trick"] + C * j + state.last_trick[s])
+            bits |= 1 << (at["last_trick"] + C * j + state.last_trick[s])
     if state.phase is not Phase.GAME_OVER:
-        ones.append(at["leader"] + (state.leader - first) % n)
+        bits |= 1 << (at["leader"] + (state.leader - first) % n)
     result = state.last_result
     if result >= 0:
-        ones.append(at["last_result"] + (result - first) % n)
+        bits |= 1 << (at["last_result"] + (result - first) % n)
     elif result in _RESULT:
-        ones.append(at["last_result"] + _RESULT[result])
+        bits |= 1 << (at["last_result"] + _RESULT[result])
     where = [at["pot"], at["tricks_left"], at["round"], at["rounds_left"]]
     raw = [
         state.pot,
@@ -219,41 +217,49 @@ def _public(
     raw += [state.tricks[s] for s in order]
     where += range(at["hand_sizes"], at["hand_sizes"] + n)
     raw += [state.hands[s].bit_count() for s in order]
-    return ones, where, raw
+    return bits, where, raw
+
+
+def _vector(
+    layout: Layout, bits: int, where: list[int], raw: list[int], **params: int
+) -> np.ndarray:
+    """The raw vector (the flags of ``bits``, the counts at ``where``), scaled by the layout."""
+    flags = np.frombuffer(bits.to_bytes(-(-layout.size // 8), "little"), dtype=np.uint8)
+    vec = np.unpackbits(flags, count=layout.size, bitorder="little").astype(np.float32)
+    vec[where] = raw
+    return layout.scale(vec, **params)
 
 
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and pending choice."""
     order = _ORDER[state.num_players][seat]
-    ones, where, raw = _public(state, order, _AT)
-    ones += [_AT["hand"] + c for c in cards_of(state.hands[seat])]
+    bits, where, raw = _public(state, order, _AT)
+    bits |= state.hands[seat] << _AT["hand"]
     if state.pending[seat] != NO_CARD:
-        ones.append(_AT["my_choice"] + state.pending[seat])
-    ones += [_AT["chosen"] + j for j, s in enumerate(order) if state.pending[s] != NO_CARD]
-    return LAYOUT.pack(
-        ones + where, [1] * len(ones) + raw, **_params(state.num_players, state.num_rounds)
+        bits |= 1 << (_AT["my_choice"] + state.pending[seat])
+    for j, s in enumerate(order):
+        if state.pending[s] != NO_CARD:
+            bits |= 1 << (_AT["chosen"] + j)
+    return _vector(
+        LAYOUT, bits, where, raw, num_players=state.num_players, num_rounds=state.num_rounds
     )
 
 
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats."""
     n = state.num_players
-    ones, where, raw = _public(state, _ORDER[n][0], _SAT)
+    bits, where, raw = _public(state, _ORDER[n][0], _SAT)
     for s in range(n):
-        ones += [_SAT["hands"] + C * s + c for c in cards_of(state.hands[s])]
+        bits |= state.hands[s] << (_SAT["hands"] + C * s)
         if state.pending[s] != NO_CARD:
-            ones.append(_SAT["pending"] + C * s + state.pending[s])
-    ones += [_SAT["aside"] + c for c in cards_of(state.aside)]
-    ones.append(_SAT["orientation"] + state.orientation)
+            bits |= 1 << (_SAT["pending"] + C * s + state.pending[s])
+    bits |= state.aside << _SAT["aside"]
+    bits |= 1 << (_SAT["orientation"] + state.orientation)
     if state.to_play >= 0:
-        ones.append(_SAT["to_play"] + state.to_play)
+        bits |= 1 << (_SAT["to_play"] + state.to_play)
     where.append(_SAT["lost"])
     raw.append(state.lost)
-    return STATE_LAYOUT.pack(ones + where, [1] * len(ones) + raw, **_params(n, state.num_rounds))
-
-
-def _params(num_players: int, num_rounds: int) -> dict[str, int]:
-    return {"num_players": num_players, "num_rounds": num_rounds}
+    return _vector(STATE_LAYOUT, bits, where, raw, num_players=n, num_rounds=state.num_rounds)
 
 
 def params_of(obs: np.ndarray) -> dict[str, int]:
@@ -264,7 +270,7 @@ def params_of(obs: np.ndarray) -> dict[str, int]:
     """
     num_players = int(np.argmax(obs[LAYOUT.slices["num_players"]])) + 2
     elapsed = float(obs[_AT["round"]]) + float(obs[_AT["rounds_left"]])
-    return _params(num_players, round(1.0 / (1.0 - elapsed)))
+    return {"num_players": num_players, "num_rounds": round(1.0 / (1.0 - elapsed))}
 
 
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
