@@ -134,7 +134,7 @@ _F = {
             "per seat, tricks won over all rounds",
             seats=True,
             range_doc="0–R·h",
-        ),  # fmt: skip
+        ),
         Field("hand_sizes", P, MAX_HAND, "per seat, cards in hand", seats=True),
         Field("tricks_left", 1, MAX_HAND, "tricks of this round still to resolve"),
         Field("round", 1, _rounds, "rounds before this one", range_doc="0–R−1 (÷R)"),
