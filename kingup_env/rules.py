@@ -101,6 +101,8 @@ NUM_CARDS = len(FAVOURITE_CARDS)  # 26
 
 
 class Phase(IntEnum):
+    """What the player to act decides: a placement, a climb, a vote; or nothing any more."""
+
     PLACE = 0
     CLIMB = 1
     VOTE = 2
@@ -146,8 +148,7 @@ class State(NamedTuple):
     candidate: int  # candidate on the throne being voted on, or -1
     votes: tuple[int, ...]  # private until all voted: NOT_VOTED / VOTED_YES / VOTED_NO
     no_voters: tuple[int, ...]  # per candidate, bitmask of seats that voted NO on it this round
-    last_votes: tuple[int, ...]  # revealed votes of the round's last failed election
-    last_candidate: int  # candidate of that election, or -1
+    last_candidate: int  # candidate of the round's last failed election, or -1
     round_scores: tuple[tuple[int, ...], ...]  # one row per finished round
     revealed: tuple[tuple[int, ...], ...]  # public: favourite card per seat, per finished round
     king: int  # king of the last finished round, or -1
@@ -176,7 +177,6 @@ def initial_state(config: Config, rng: np.random.Generator) -> State:
         candidate=-1,
         votes=(NOT_VOTED,) * n,
         no_voters=(0,) * NUM_CANDIDATES,
-        last_votes=(NOT_VOTED,) * n,
         last_candidate=-1,
         round_scores=(),
         revealed=(),
@@ -203,17 +203,11 @@ def start_round(state: State, round_idx: int, starter: int) -> State:
         candidate=-1,
         votes=(NOT_VOTED,) * n,
         no_voters=(0,) * NUM_CANDIDATES,
-        last_votes=(NOT_VOTED,) * n,
         last_candidate=-1,
     )
 
 
 # -- legality -----------------------------------------------------------------------------
-
-
-def floor_counts(floors: tuple[int, ...]) -> list[int]:
-    """Candidates per floor 0..5."""
-    return [floors.count(f) for f in range(NUM_FLOORS)]
 
 
 def climb_room(floors: tuple[int, ...]) -> tuple[bool, ...]:
@@ -358,7 +352,6 @@ def eliminate(state: State, votes: tuple[int, ...]) -> State:
         floors=_set(state.floors, c, ELIMINATED),
         no_left=tuple(k - (v == VOTED_NO) for k, v in zip(state.no_left, votes)),
         no_voters=_set(state.no_voters, c, mask),
-        last_votes=votes,
         last_candidate=c,
         votes=(NOT_VOTED,) * n,
         candidate=-1,
