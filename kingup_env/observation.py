@@ -208,19 +208,23 @@ def _round_raw(
     revealed: tuple[tuple[int, ...], ...],
 ) -> np.ndarray:
     """Raw vector of the entries fixed for a whole round (cached, read-only)."""
-    vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    v = LAYOUT.views(vec)
-    v["my_favourites"][list(FAVOURITE_CARDS[card])] = 1
-    v["seats"][:n] = 1
-    v["round"][round_idx] = 1
-    v["num_rounds"][0] = num_rounds
-    v["starter"][(starter - seat) % n] = 1
+    idx = [at["my_favourites"] + c for c in FAVOURITE_CARDS[card]]
+    idx += range(at["seats"], at["seats"] + n)
+    idx += [at["round"] + round_idx, at["starter"] + (starter - seat) % n]
+    raw = [1] * len(idx)
+    idx.append(at["num_rounds"])
+    raw.append(num_rounds)
     for i, (points, cards) in enumerate(zip(round_scores, revealed)):
-        v["round_scores"][i, :n] = _rotate(points, seat)
+        idx += range(at["round_scores"] + P * i, at["round_scores"] + P * i + n)
+        raw += _rotate(points, seat)
         for r, k in enumerate(_rotate(cards, seat)):
-            v["revealed_cards"][i, r, list(FAVOURITE_CARDS[k])] = 1
+            idx += [at["revealed_cards"] + C * (P * i + r) + c for c in FAVOURITE_CARDS[k]]
+            raw += (1,) * 6
     if round_scores:
-        v["totals"][:n] = _rotate(tuple(map(sum, zip(*round_scores))), seat)
+        idx += range(at["totals"], at["totals"] + n)
+        raw += _rotate(tuple(map(sum, zip(*round_scores))), seat)
+    vec = np.zeros(OBS_SIZE, dtype=np.float32)
+    vec[idx] = raw
     vec.flags.writeable = False
     return vec
 
