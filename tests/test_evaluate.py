@@ -12,18 +12,21 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from agents.base import GAMES, Agent
-from agents.registry import HEURISTICS
+from agents.base import Agent
+from agents.catalog import HEURISTICS
 from tablegym.aec import TableGameEnv
+from tablegym.games import GAMES, env_class
 from tablegym.layout import Layout
 from training.evaluate import (
     IllegalActionError,
-    env_class,
+    build_parser,
     evaluate,
     game_ranks,
     make_jobs,
     wilson,
 )
+from training.registry import make_agent
+from training.train import Args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,10 +136,10 @@ def rigged(monkeypatch, tmp_path):
 
     package = types.ModuleType("rigged_game")
     package.raw_env, package.High, package.Cheat, package.Crash = raw_env, High, Cheat, Crash
-    ppo = types.ModuleType("agents.ppo_agent")
+    ppo = types.ModuleType("training.ppo_agent")
     ppo.load_ppo_agent = lambda path, game, options: Fixed(int(Path(path).read_text()))
     monkeypatch.setitem(sys.modules, "rigged_game", package)
-    monkeypatch.setitem(sys.modules, "agents.ppo_agent", ppo)
+    monkeypatch.setitem(sys.modules, "training.ppo_agent", ppo)
     monkeypatch.setitem(GAMES, "rigged", "rigged_game")
     monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:High")
     for name, pick in (("low", 0), ("high", 1)):
@@ -214,8 +217,8 @@ def test_ranks_order_winners_then_scores_and_share_ties():
 
 def test_results_do_not_depend_on_the_number_of_workers():
     lineup = ["random", "random", "heuristic"]
-    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"rounds": 1})
-    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"rounds": 1})
+    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"num_rounds": 1})
+    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"num_rounds": 1})
     assert one["results"] == two["results"]
     strip = ("sec_per_move", "sec_per_decision")
     assert [{k: v for k, v in r.items() if k not in strip} for r in one["agents"]] == [
@@ -272,14 +275,14 @@ def test_cli_end_to_end(tmp_path):
     cmd = [
         sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
         "--agents", "heuristic", "random", "random", "--num-players", "3",
-        "--option", "rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
+        "--option", "num_rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
         "--out", str(out),
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["game"] == "kingup" and result["games"] == 3 and result["seed"] == 2
-    assert result["options"] == {"rounds": 1, "num_players": 3}
+    assert result["options"] == {"num_rounds": 1, "num_players": 3}
     assert [r["spec"] for r in result["agents"]] == ["heuristic", "random"]
     for row in result["agents"]:
         assert {"win_rate", "win_rate_ci", "mean_score", "mean_rank", "rating"} <= set(row)
@@ -305,3 +308,18 @@ def test_cli_reports_a_bad_spec_in_one_line():
         "error: unknown agent spec 'expert'; known specs: random, heuristic, ismcts, "
         "ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
     )
+
+
+@pytest.mark.parametrize("word", ["true", "True", "TRUE"])
+def test_option_values_read_as_train_and_the_registry_read_them(word):
+    """One KEY=VALUE reading (tablegym.options) behind evaluate, train and agent specs."""
+    items = [f"auto_pass={word}", "level=8", "deck_mode=own_decks", "first_opener=none"]
+    flags = [arg for item in items for arg in ("--option", item)]
+    ns = build_parser().parse_args(["--game", "kdk", "--agents", "random", *flags])
+    from_evaluate = dict(ns.option)
+    from_train = Args(game="kdk", option=items).game_options()
+    assert from_evaluate == {k: v for k, v in from_train.items() if k != "num_players"}
+    assert from_evaluate["auto_pass"] is True and from_evaluate["first_opener"] is None
+    assert from_evaluate["level"] == 8 and from_evaluate["deck_mode"] == "own_decks"
+    agent = make_agent("ismcts:5,exploration=1.5,time_limit=none,cutoff=end", "kingup")
+    assert (agent.exploration, agent.time_limit, agent.cutoff) == (1.5, None, "end")
