@@ -124,6 +124,13 @@ class Cheat(Agent):
         return 1
 
 
+class Truthy(Cheat):
+    """Picks True, which Python takes for 1."""
+
+    def act(self, observation, action_mask, view=None) -> bool:
+        return True
+
+
 @pytest.fixture
 def rigged(monkeypatch, tmp_path):
     """Register game ``rigged``: ``heuristic`` picks 1, ``ppo:<file>`` picks the file's number."""
@@ -135,7 +142,8 @@ def rigged(monkeypatch, tmp_path):
         rendering = types.SimpleNamespace(to_text=lambda state, viewer=None: "rigged")
 
     package = types.ModuleType("rigged_game")
-    package.raw_env, package.High, package.Cheat, package.Crash = raw_env, High, Cheat, Crash
+    package.raw_env, package.High, package.Crash = raw_env, High, Crash
+    package.Cheat, package.Truthy = Cheat, Truthy
     ppo = types.ModuleType("training.ppo_agent")
     ppo.load_ppo_agent = lambda path, game, options: Fixed(int(Path(path).read_text()))
     monkeypatch.setitem(sys.modules, "rigged_game", package)
@@ -190,6 +198,13 @@ def test_illegal_action_is_reported_with_its_details(rigged, monkeypatch):
     for part in ("illegal action 1", "'heuristic'", "'rigged'", f"seed {seed}", "step 1"):
         assert part in msg
     assert "legal actions: [0]" in msg
+
+
+def test_a_bool_is_no_action_id(rigged, monkeypatch):
+    # choices=2 allows 0 and 1, and True == 1 to Python: it must still be refused.
+    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Truthy")
+    with pytest.raises(IllegalActionError, match="illegal action True"):
+        evaluate("rigged", ["random", "heuristic"], games=2, seed=3, options={"choices": 2})
 
 
 def test_agent_errors_say_where_they_happened(rigged, monkeypatch):

@@ -183,7 +183,9 @@ def _where(job: Job, seat: int, step: int) -> str:
 
 def _check_legal(action: Any, mask: np.ndarray, job: Job, seat: int, step: int) -> None:
     """Raise IllegalActionError unless ``action`` is an int the mask allows."""
-    ok = isinstance(action, (int, np.integer)) and 0 <= int(action) < mask.size
+    # True is an int to Python but no action id to the env.
+    is_id = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+    ok = is_id and 0 <= int(action) < mask.size
     if ok and mask[int(action)]:
         return
     legal = np.flatnonzero(mask).tolist()
