@@ -199,6 +199,18 @@ def test_mask_in_info_refuses_what_it_cannot_wrap(make, error, problem):
 
 
 # -- recipes ----------------------------------------------------------------------------------
+def test_recipe_links_in_readme_and_doc_point_at_headings():
+    doc = DOC.read_text()
+    links = re.findall(r"\(#([\w-]+)\)", doc)
+    links += re.findall(r"docs/integrations\.md#([\w-]+)", (ROOT / "README.md").read_text())
+    # GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens.
+    anchors = {
+        re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-")
+        for h in re.findall(r"^## (.+)$", doc, re.M)
+    }
+    assert len(set(links)) >= len(recipes()) and set(links) <= anchors
+
+
 def test_every_recipe_is_run_by_a_test():
     tested = {"sb3", "tianshou", "parallel", "supersuit", "cleanrl"} | HEAVY_RECIPES
     assert set(recipes()) == tested
