@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pettingzoo
 
+from tablegym.games import GAMES
+
 NAMESPACE = "tablegym"
-GAME_PACKAGES = ("kingup_env", "updown_env", "kdk_env")
 
 
 def metadata_name(package: str) -> str:
@@ -62,7 +63,7 @@ def register_envs() -> list[str]:
     if register is None or registry is None:
         return []
     ids = []
-    for package in GAME_PACKAGES:
+    for package in GAMES.values():
         game_id = env_id(metadata_name(package))
         # Registering twice would only make PettingZoo warn about overriding the same entry.
         if game_id not in registry:

@@ -47,7 +47,10 @@ class MaskInInfoWrapper(BaseWrapper):
     def __init__(self, env: AECEnv):
         check_tablegym_aec(env, "mask_in_info")
         super().__init__(env)
-        self._num_actions = env.observation_space(env.possible_agents[0])["action_mask"].shape[0]
+        num_actions = env.observation_space(env.possible_agents[0])["action_mask"].shape[0]
+        # Read-only like the masks TableGameEnv hands out, so one array serves every agent.
+        self._no_mask = np.zeros(num_actions, dtype=np.int8)
+        self._no_mask.flags.writeable = False
 
     def observation_space(self, agent: str) -> spaces.Box:
         """The float32 Box of the observation vector (the mask is in ``infos``)."""
@@ -74,14 +77,11 @@ class MaskInInfoWrapper(BaseWrapper):
         can_act = acting in self.env.terminations and not (
             self.env.terminations[acting] or self.env.truncations[acting]
         )
-        infos = {}
-        for agent, info in self.env.infos.items():
-            if agent == acting and can_act:
-                mask = self.env.unwrapped.action_mask().copy()
-            else:
-                mask = np.zeros(self._num_actions, dtype=np.int8)
-            infos[agent] = {**info, "action_mask": mask}
-        self.infos = infos
+        mask = self.env.unwrapped.action_mask() if can_act else self._no_mask
+        self.infos = {
+            agent: {**info, "action_mask": mask if agent == acting else self._no_mask}
+            for agent, info in self.env.infos.items()
+        }
 
 
 def mask_in_info(env: AECEnv) -> MaskInInfoWrapper:
