@@ -40,7 +40,7 @@ def test_seed(n):
 
 
 def test_api_other_options():
-    api_test(kdk_env.env(level=8, auto_pass=True, reward_mode="win", num_rounds=1), 300)
+    api_test(kdk_env.env(level=8, auto_pass=True, reward="win", num_rounds=1), 300)
     api_test(kdk_env.env(level=9, deck_mode="own_decks", num_rounds=1), 300)
 
 
@@ -175,7 +175,7 @@ def test_replay_is_exact():
 
 def test_rewards_add_up_to_scores():
     for mode in ("score", "win"):
-        game = kdk_env.raw_env(num_players=3, num_rounds=2, reward_mode=mode)
+        game = kdk_env.raw_env(num_players=3, num_rounds=2, reward=mode)
         game.reset(seed=4)
         rng = np.random.default_rng(4)
         total = dict.fromkeys(game.possible_agents, 0.0)
@@ -188,7 +188,7 @@ def test_rewards_add_up_to_scores():
             assert tuple(total.values()) == R.scores(game.game_state)
         else:
             won = R.winners(game.game_state)
-            assert [total[f"player_{p}"] for p in range(3)] == [float(p in won) for p in range(3)]
+            assert [total[f"player_{p}"] for p in range(3)] == [1.0 if p in won else -1.0 for p in range(3)]
 
 
 def test_render_hides_other_hands():

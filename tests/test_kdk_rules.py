@@ -711,8 +711,17 @@ def test_rewards_modes():
     before = ex4()
     cfg = before.config
     assert R.rewards(before, s, cfg) == tuple(float(x) for x in s.last_score)
-    win_cfg = R.make_config(num_players=4, reward_mode="win")
-    assert R.rewards(before, s, win_cfg) == (0.0,) * 4
+    win_cfg = R.make_config(num_players=4, reward="win")
+    assert R.rewards(before, s, win_cfg) == (0.0,) * 4  # a round end, not the game's end
+
+
+def test_win_reward_is_plus_one_for_each_winner_and_minus_one_for_the_others():
+    before = ex1()._replace(phase=Phase.DUTY, score=(3, 3, 1), firsts=(1, 1, 0))
+    after = before._replace(phase=Phase.GAME_OVER, to_play=-1)
+    cfg = R.make_config(num_players=3, reward="win")
+    assert R.winners(after) == (0, 1)  # co-winners: same score, firsts, combo_sum, last place
+    assert R.rewards(before, after, cfg) == (1.0, 1.0, -1.0)
+    assert R.rewards(after, after, cfg) == (0.0, 0.0, 0.0)  # only the step that ends the game
 
 
 # -- termination and errors (§3.7, §3.8) -------------------------------------------------------
@@ -737,13 +746,21 @@ def test_illegal_action_names_action_and_legal_set():
         ({"max_round_steps": 100}, "max_round_steps"),
         ({"first_opener": 4}, "first_opener"),
         ({"auto_pass": 1}, "auto_pass"),
-        ({"reward_mode": "x"}, "reward_mode"),
+        ({"reward": "x"}, "reward"),
+        ({"reward_mode": "win"}, "now called 'reward'"),
+        ({"rounds": 3}, "now called 'num_rounds'"),
         ({"colour": 1}, "unknown option"),
     ],
 )
 def test_bad_options(options, word):
     with pytest.raises(ValueError, match=word):
         R.make_config(**options)
+
+
+def test_numpy_integer_options_are_stored_as_ints():
+    cfg = R.make_config(num_players=np.int64(3), level=np.int32(9), num_rounds=np.int64(2))
+    assert (cfg.num_players, cfg.level, cfg.num_rounds) == (3, 9, 2)
+    assert all(type(x) is int for x in (cfg.num_players, cfg.level, cfg.num_rounds))
 
 
 def test_describe_action():
