@@ -55,6 +55,8 @@ DECKS = {
 }
 HAND_SIZE = {2: 10, 3: 8, 4: 8, 5: 6}
 FINISH_SLOTS = {2: 1, 3: 2, 4: 2, 5: 2}
+_NO_CARDS = (0,) * 13  # an empty multiset of figures
+_NO_SLOTS = (-1, -1, -1)
 SP_THRESHOLD = 6  # T3a: "fewer than 6 draw cards" (§6.2)
 MAX_COMBO_PTS = 11
 MAX_TOPUPS = 3
@@ -281,56 +283,54 @@ class State(NamedTuple):
 
 
 _FIELDS = State._fields
-_INDEX = {name: i for i, name in enumerate(_FIELDS)}
-_NESTED = ("hand", "draw", "played", "slots", "slot_old", "swapped", "recycled", "taken")
-_SCALARS = (
-    "config", "phase", "to_play", "round_idx", "rounds_done", "opener", "last_winner", "top",
-    "top_owner", "duty", "reopener", "resume", "sp_in_round", "steps", "topups",
-)  # fmt: skip
-# 0 = scalar, 1 = tuple (copied to a list), 2 = tuple of tuples (copied to a list of lists)
-_KIND = {f: 2 if f in _NESTED else 0 if f in _SCALARS else 1 for f in _FIELDS}
+_NESTED = frozenset(("hand", "draw", "played", "slots", "slot_old", "swapped", "recycled", "taken"))
 
 
 class _Work:
     """The mutable working copy of one :func:`apply_action` call (never kept, never shared).
 
-    A field is copied from the state the first time it is read (``__getattr__`` runs only for
-    attributes not yet set), so a step pays only for the fields it touches, and
-    :meth:`freeze` writes back only those. ``over`` is set when a round end (§3.7 E1–E3) cuts
-    the action short: every procedure that can end the round sets it, and its callers stop.
+    It starts as the state's fields, all still tuples. A procedure that changes a field asks
+    for it as a list first: :meth:`mut` (a per-seat or per-card field) or :meth:`row` (row p of
+    a per-seat field of tuples), which copy it once and mark it for :meth:`freeze`; a field
+    is assigned whole as a tuple. So a step copies only what it changes. ``over`` is set when
+    a round end (§3.7 E1–E3) cuts the action short: every procedure that can end the round
+    sets it, and its callers stop.
     """
 
     def __init__(self, s: State, rng: np.random.Generator):
-        self._state = s
+        self.__dict__.update(zip(_FIELDS, s))
         self.cfg = s.config
         self.n = s.config.num_players
         self.rng = rng
         self.solo_start = False
         self.over = False
+        self.changed: set[str] = set()
 
-    def __getattr__(self, name: str) -> object:
-        kind = _KIND.get(name)
-        if kind is None:
-            raise AttributeError(name)
-        value = getattr(self.__dict__["_state"], name)
-        if kind == 2:
-            value = [list(row) for row in value]
-        elif kind == 1:
-            value = list(value)
-        self.__dict__[name] = value
+    def mut(self, name: str) -> list:
+        """Field ``name`` as a list, copied on the first call."""
+        d = self.__dict__
+        value = d[name]
+        if type(value) is not list:
+            value = d[name] = list(value)
+            self.changed.add(name)
+        return value
+
+    def row(self, name: str, p: int) -> list:
+        """Row ``p`` of the per-seat field ``name`` as a list, copied on the first call."""
+        rows = self.mut(name)
+        value = rows[p]
+        if type(value) is not list:
+            value = rows[p] = list(value)
         return value
 
     def freeze(self) -> State:
-        """The next State: the touched fields as tuples, every other field as it was."""
-        vals = list(self._state)
-        t = tuple
-        index = _INDEX
-        for name, v in self.__dict__.items():
-            i = index.get(name)
-            if i is not None:
-                kind = _KIND[name]
-                vals[i] = v if kind == 0 else t(v) if kind == 1 else t(map(t, v))
-        return State._make(vals)
+        """The next State: every field as now, the changed ones back to tuples."""
+        d = self.__dict__
+        for name in self.changed:
+            value = d[name]
+            if type(value) is list:  # else replaced by a tuple since
+                d[name] = tuple(map(tuple, value)) if name in _NESTED else tuple(value)
+        return State._make(map(d.__getitem__, _FIELDS))
 
 
 def _blank(config: Config) -> State:
@@ -393,7 +393,7 @@ def initial_state(config: Config, rng: np.random.Generator) -> State:
     w = _Work(_blank(config), rng)
     deck = _expand(config.deck)
     for p in range(w.n):
-        w.draw[p] = rng.permutation(deck).tolist()
+        w.mut("draw")[p] = rng.permutation(deck).tolist()
     opener = config.first_opener
     w.opener = int(rng.integers(w.n)) if opener is None else opener
     for p in range(w.n):
@@ -642,10 +642,10 @@ def _round_action(w: _Work, a: int) -> None:
     if ph == Phase.FINISH:
         _finish_action(w, p, a)
     elif ANNOUNCE <= a < ABORT:  # free actions keep the decision (§3.6)
-        w.announced[p] = announce_size(a)
-        w.ann_made[p] = True
-        w.serves_since[p] = 0
-        w.laid_since[p] = False
+        w.mut("announced")[p] = announce_size(a)
+        w.mut("ann_made")[p] = True
+        w.mut("serves_since")[p] = 0
+        w.mut("laid_since")[p] = False
     elif a == ABORT:
         _draw(w, p, 1, True)
         if not w.over and w.status[p] != ACTIVE:
@@ -656,9 +656,9 @@ def _round_action(w: _Work, a: int) -> None:
     elif TAKE_SLOT <= a < SECURE:
         k = a - TAKE_SLOT
         f = w.slots[p][k]
-        w.hand[p][f] += 1
-        w.taken[p][f] += 1  # public: this figure is in the hand until laid
-        w.slots[p][k] = -1
+        w.row("hand", p)[f] += 1
+        w.row("taken", p)[f] += 1  # public: this figure is in the hand until laid
+        w.row("slots", p)[k] = -1
     else:
         w.topups = 0  # a terminal action ends the decision
         _terminal_action(w, p, ph, a)
@@ -670,7 +670,7 @@ def _terminal_action(w: _Work, p: int, ph: Phase, a: int) -> None:
         if not w.over:
             _interrupt(w, p)
     elif a == PASS:
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         if ph == Phase.WINDOW:
             _advance_window(w)
         else:
@@ -705,7 +705,7 @@ def _finish_action(w: _Work, p: int, a: int) -> None:
         _draw(w, p, 1, False)  # not a penalty: the combo stays alive
     else:
         if a == CLAIM_LATE:
-            w.combo_pts[p] = min(MAX_COMBO_PTS, w.combo_len[p] // 2)
+            w.mut("combo_pts")[p] = min(MAX_COMBO_PTS, w.combo_len[p] // 2)
         _finish(w, p)
     if not w.over:
         _continue(w, p, resume == RESUME_FREE_OPEN)
@@ -716,10 +716,10 @@ def _after_free_elimination(w: _Work, p: int) -> None:
     w.topups = 0
     ph = w.phase
     if ph == Phase.WINDOW:
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         _advance_window(w)
     elif ph == Phase.FREE_OPEN:
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         _next_free_opener(w)
     elif ph == Phase.DUTY:  # the duty moves on; box kept, no new window
         d = _next_active(w, p)
@@ -734,13 +734,15 @@ def _after_free_elimination(w: _Work, p: int) -> None:
 # -- procedures (§3.4) -------------------------------------------------------------------------
 def _take(w: _Work, p: int, k: int) -> int:
     """Move up to k cards from the top of p's draw pile into the hand; the number moved."""
-    pile = w.draw[p]
-    hand = w.hand[p]
-    k = min(k, len(pile))
+    k = min(k, len(w.draw[p]))
+    if not k:
+        return 0
+    pile = w.row("draw", p)
+    hand = w.row("hand", p)
     for _ in range(k):
         hand[pile.pop()] += 1
-    if k and w.lacks[p]:
-        w.lacks[p] = 0  # an unseen card may be any figure
+    if w.lacks[p]:
+        w.mut("lacks")[p] = 0  # an unseen card may be any figure
     return k
 
 
@@ -753,7 +755,7 @@ def _draw(w: _Work, p: int, k: int, penalty: bool) -> None:
         _recycle(w, p)
     moved = _take(w, p, k)
     if penalty:  # also after a short draw (§3.4 step 3, inv. 41)
-        w.combo_len[p] = 0
+        w.mut("combo_len")[p] = 0
         if w.announced[p]:
             _fail_combo(w, p)
     if moved and w.solo_start:
@@ -764,38 +766,46 @@ def _recycle(w: _Work, p: int) -> None:
     """§3.4 step 1: the played pile, shuffled, goes under the draw pile."""
     cards = _expand(w.played[p])
     if cards:
-        w.draw[p][:0] = w.rng.permutation(cards).tolist()
-        w.recycled[p] = w.played[p]  # public: the bottom of the pile is this multiset
-        w.played[p] = [0] * NUM_FIGURES
+        w.row("draw", p)[:0] = w.rng.permutation(cards).tolist()
+        w.mut("recycled")[p] = w.played[p]  # public: the bottom of the pile is this multiset
+        w.mut("played")[p] = _NO_CARDS
 
 
 def _empty_hand(w: _Work, p: int) -> None:
     """p's hand is gone (to the played or draw pile): nothing is known about it any more."""
-    w.hand[p] = [0] * NUM_FIGURES
-    w.taken[p] = [0] * NUM_FIGURES
-    w.lacks[p] = 0
+    w.mut("hand")[p] = _NO_CARDS
+    w.mut("taken")[p] = _NO_CARDS
+    w.mut("lacks")[p] = 0
+
+
+def _box_to_played(w: _Work) -> None:
+    """Every box card back to its owner's played pile (§3.4 interrupt, §5.3); the box empty."""
+    for owner, f, _ in w.box:
+        w.row("played", owner)[f] += 1
+    w.box = ()
+    w.top = w.top_owner = -1
 
 
 def _fail_combo(w: _Work, p: int) -> None:
-    w.announced[p] = 0
-    w.serves_since[p] = 0
-    w.laid_since[p] = False
+    w.mut("announced")[p] = 0
+    w.mut("serves_since")[p] = 0
+    w.mut("laid_since")[p] = False
 
 
 def _sp_eliminate(w: _Work, p: int) -> None:
     """§3.4 / §6.4: hand and slots to the played pile; out of the round, lowest free place."""
-    played = w.played[p]
+    played = w.row("played", p)
     for f, c in enumerate(w.hand[p]):
         played[f] += c
     for f in w.slots[p]:
         if f >= 0:
             played[f] += 1
     _empty_hand(w, p)
-    w.slots[p] = [-1] * NUM_SLOTS
+    w.mut("slots")[p] = _NO_SLOTS
     _fail_combo(w, p)
-    w.status[p] = ELIMINATED
-    w.elim_order.append(p)
-    w.place[p] = w.n - len(w.elim_order) + 1
+    w.mut("status")[p] = ELIMINATED
+    w.elim_order += (p,)
+    w.mut("place")[p] = w.n - len(w.elim_order) + 1
     w.sp_in_round = True
     if ACTIVE not in w.status:
         w.over = True  # E2
@@ -804,24 +814,25 @@ def _sp_eliminate(w: _Work, p: int) -> None:
 def _lay(w: _Work, p: int, f: int, src: int, kind: LayKind) -> None:
     """§3.4 lay(p, f, src, kind); src = -1 for the hand, else the slot index."""
     if src < 0:
-        w.hand[p][f] -= 1
+        w.row("hand", p)[f] -= 1
         if w.taken[p][f]:  # observers cannot tell which copy went: one fewer is known
-            w.taken[p][f] -= 1
+            w.row("taken", p)[f] -= 1
     else:
-        w.slots[p][src] = -1
-    w.box.append((p, f, False))
+        w.row("slots", p)[src] = -1
+    w.box += ((p, f, False),)
     w.top = f
     w.top_owner = p
     announced = w.announced[p] > 0
     serve = kind == LayKind.OPEN or kind == LayKind.SERVE
+    combo_len = w.mut("combo_len")
     if serve:  # the serve itself is the first combo card (§4.1, inv. 15)
-        w.combo_len[p] = 1
+        combo_len[p] = 1
         if announced:
-            w.serves_since[p] += 1
+            w.mut("serves_since")[p] += 1
     else:
-        w.combo_len[p] += 1
+        combo_len[p] += 1
     if announced:
-        w.laid_since[p] = True
+        w.mut("laid_since")[p] = True
     if f == TRAITOR:  # every traitor lay costs a penalty card (inv. 6)
         _draw(w, p, 1, True)
     elif announced and serve and w.serves_since[p] == 2:  # "Strafe Kombo" (§4.3(2))
@@ -850,7 +861,7 @@ def _continue(w: _Work, p: int, free_open: bool) -> None:
 def _open_window(w: _Work, p: int) -> None:
     """§3.4 open_window(p): the layer first, then clockwise; the duty holder excluded."""
     n, status, duty = w.n, w.status, w.duty
-    w.queue = [q for q in ((p + i) % n for i in range(n)) if status[q] == ACTIVE and q != duty]
+    w.queue = tuple(q for q in ((p + i) % n for i in range(n)) if status[q] == ACTIVE and q != duty)
     _advance_window(w)
 
 
@@ -859,16 +870,18 @@ def _advance_window(w: _Work) -> None:
     queue = w.queue
     pause = w.cfg.level == 8 and any(w.announced)
     auto = w.cfg.auto_pass
-    while queue:
-        q = queue[0]
+    skip = 0
+    for q in queue:
         if pause and not w.announced[q]:
-            queue.pop(0)
+            skip += 1
         elif auto and not _has_throw(w, q):
             # Public: q holds no hand figure that fits the top (§8.2 auto_pass).
-            w.lacks[q] |= FIT_BITS[w.top]
-            queue.pop(0)
+            w.mut("lacks")[q] |= FIT_BITS[w.top]
+            skip += 1
         else:
             break
+    if skip:
+        queue = w.queue = queue[skip:]
     if queue:
         w.phase = Phase.WINDOW
         w.to_play = queue[0]
@@ -891,7 +904,7 @@ def _finish_check(w: _Work, p: int, resume: int) -> bool:
     """§3.4 finish_check; True if play goes on (False: paused in FINISH or the round over)."""
     length, target = w.combo_len[p], w.announced[p]
     if target and length >= target:
-        w.combo_pts[p] = min(MAX_COMBO_PTS, target + (length - target) // 2)
+        w.mut("combo_pts")[p] = min(MAX_COMBO_PTS, target + (length - target) // 2)
         _finish(w, p)
         return not w.over
     late = not target and length >= 3
@@ -907,9 +920,9 @@ def _finish_check(w: _Work, p: int, resume: int) -> bool:
 
 def _finish(w: _Work, p: int) -> None:
     """§3.4 finish(p); the F-th finish ends the round at once (E1)."""
-    w.status[p] = FINISHED
-    w.finish_order.append(p)
-    w.place[p] = len(w.finish_order)
+    w.mut("status")[p] = FINISHED
+    w.finish_order += (p,)
+    w.mut("place")[p] = len(w.finish_order)
     _fail_combo(w, p)
     if len(w.finish_order) >= w.cfg.finish_slots or ACTIVE not in w.status:
         w.over = True  # E1, E2
@@ -917,10 +930,10 @@ def _finish(w: _Work, p: int) -> None:
 
 def _weiter(w: _Work, d: int) -> None:
     """§3.5 WEITER: two transparent traitors, two penalty cards, the duty moves on."""
-    w.hand[d][TRAITOR] -= 2
-    w.taken[d][TRAITOR] = max(0, w.taken[d][TRAITOR] - 2)
-    w.box.append((d, TRAITOR, True))
-    w.box.append((d, TRAITOR, True))
+    w.row("hand", d)[TRAITOR] -= 2
+    if w.taken[d][TRAITOR]:
+        w.row("taken", d)[TRAITOR] = max(0, w.taken[d][TRAITOR] - 2)
+    w.box += ((d, TRAITOR, True), (d, TRAITOR, True))
     _draw(w, d, 2, True)
     if w.over:
         return
@@ -932,10 +945,7 @@ def _weiter(w: _Work, d: int) -> None:
 
 def _interrupt(w: _Work, e: int) -> None:
     """§3.4 interrupt(E): clear the box; R reopens; level ≥ 9 announcers may free-open."""
-    for owner, f, _ in w.box:
-        w.played[owner][f] += 1
-    w.box = []
-    w.top = w.top_owner = -1
+    _box_to_played(w)
     r = _next_active(w, e)
     if r < 0:
         w.over = True  # E2
@@ -944,34 +954,34 @@ def _interrupt(w: _Work, e: int) -> None:
     n = w.n
     if w.cfg.level >= 9:
         cands = ((r + i) % n for i in range(1, n))
-        w.queue = [q for q in cands if w.status[q] == ACTIVE and w.announced[q]]
+        w.queue = tuple(q for q in cands if w.status[q] == ACTIVE and w.announced[q])
     else:
-        w.queue = []
+        w.queue = ()
     _next_free_opener(w)
 
 
 def _reset_round_state(w: _Work) -> None:
     """§5.3 / §3.4 start_round: per-round fields back to their start values."""
     n = w.n
-    w.status = [ACTIVE] * n
-    w.place = [0] * n
-    w.finish_order = []
-    w.elim_order = []
-    w.announced = [0] * n
-    w.ann_made = [False] * n
-    w.serves_since = [0] * n
-    w.laid_since = [False] * n
-    w.combo_len = [0] * n
-    w.combo_pts = [0] * n
-    w.box = []
+    w.status = (ACTIVE,) * n
+    w.place = (0,) * n
+    w.finish_order = ()
+    w.elim_order = ()
+    w.announced = (0,) * n
+    w.ann_made = (False,) * n
+    w.serves_since = (0,) * n
+    w.laid_since = (False,) * n
+    w.combo_len = (0,) * n
+    w.combo_pts = (0,) * n
+    w.box = ()
     w.top = w.top_owner = -1
     w.duty = w.reopener = -1
-    w.queue = []
+    w.queue = ()
     w.resume = RESUME_NONE
     w.sp_in_round = False
     w.steps = 0
     w.topups = 0
-    w.picks_left = [0] * n
+    w.picks_left = (0,) * n
 
 
 def _start_round(w: _Work) -> None:
@@ -999,20 +1009,22 @@ def _end_round(w: _Work) -> None:
     w.solo_start = False
     place = _places(w)
     n = w.n
+    last_score, score = w.mut("last_score"), w.mut("score")
+    combo_sum, firsts = w.mut("combo_sum"), w.mut("firsts")
     for p in range(n):
         pts = w.combo_pts[p] if w.status[p] == FINISHED else 0
-        w.last_score[p] = pts - place[p]
-        w.score[p] += pts - place[p]
-        w.combo_sum[p] += pts
-        w.firsts[p] += place[p] == 1
-    w.last_place = place
+        last_score[p] = pts - place[p]
+        score[p] += pts - place[p]
+        combo_sum[p] += pts
+        firsts[p] += place[p] == 1
+    w.last_place = tuple(place)
     w.last_winner = place.index(1)
     w.rounds_done += 1
-    for owner, f, _ in w.box:  # §5.3 cleanup
-        w.played[owner][f] += 1
+    _box_to_played(w)  # §5.3 cleanup
     for p in range(n):
+        played = w.row("played", p)
         for f, c in enumerate(w.hand[p]):
-            w.played[p][f] += c
+            played[f] += c
         _empty_hand(w, p)
     eliminated = [s == ELIMINATED for s in w.status]
     sp_in_round = w.sp_in_round
@@ -1034,8 +1046,8 @@ def _end_round(w: _Work) -> None:
 
 
 # -- between rounds at level 10 (§6.2–6.5) -----------------------------------------------------
-def _clockwise(w: _Work, start: int) -> list[int]:
-    return [(start + i) % w.n for i in range(w.n)]
+def _clockwise(w: _Work, start: int) -> tuple[int, ...]:
+    return tuple((start + i) % w.n for i in range(w.n))
 
 
 def _deal_level10(w: _Work) -> None:
@@ -1059,7 +1071,7 @@ def _deal_level10(w: _Work) -> None:
 def _hands_back(w: _Work) -> None:
     """Dealt hand cards go back onto the draw piles (§6.2)."""
     for p in range(w.n):
-        w.draw[p].extend(_expand(w.hand[p]))
+        w.row("draw", p).extend(_expand(w.hand[p]))
         _empty_hand(w, p)
 
 
@@ -1074,10 +1086,10 @@ def _distribute(w: _Work, excluded: list[bool]) -> None:
     for value, grant in zip(values, (2, 1)):
         for p in order:
             if counts.get(p) == value:
-                w.picks_left[p] = grant
+                w.mut("picks_left")[p] = grant
                 queue.append(p)
-    w.slot_old = [[f >= 0 for f in slots] for slots in w.slots]
-    w.queue = queue
+    w.slot_old = tuple(tuple(f >= 0 for f in slots) for slots in w.slots)
+    w.queue = tuple(queue)
     _next_picker(w)
 
 
@@ -1097,19 +1109,19 @@ def _reset_piles(w: _Work) -> None:
         for f in w.slots[p]:
             if f >= 0:
                 counts[f] -= 1
-        w.draw[p] = w.rng.permutation(_expand(counts)).tolist()
+        w.mut("draw")[p] = w.rng.permutation(_expand(counts)).tolist()
         _empty_hand(w, p)
-        w.played[p] = [0] * NUM_FIGURES
+        w.mut("played")[p] = _NO_CARDS
     for p in range(w.n):
         _take(w, p, w.cfg.hand_size)
-    w.slot_old = [[False] * NUM_SLOTS for _ in range(w.n)]
+    w.slot_old = ((False,) * NUM_SLOTS,) * w.n
     _start_round(w)
 
 
 def _start_swaps(w: _Work) -> None:
     """§6.2 step 5 / §6.5: slot holders swap, clockwise from the opener."""
-    w.queue = [p for p in _clockwise(w, w.opener) if any(f >= 0 for f in w.slots[p])]
-    w.swapped = [[False] * NUM_SLOTS for _ in range(w.n)]
+    w.queue = tuple(p for p in _clockwise(w, w.opener) if any(f >= 0 for f in w.slots[p]))
+    w.swapped = ((False,) * NUM_SLOTS,) * w.n
     if w.queue:
         w.phase = Phase.SWAP
         w.to_play = w.queue[0]
@@ -1126,21 +1138,21 @@ def _between_action(w: _Work, a: int) -> None:
             _hands_back(w)
             _distribute(w, [q == p for q in range(w.n)])
             return
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         if w.queue:
             w.to_play = w.queue[0]
         else:
             _start_swaps(w)
     elif ph == Phase.SLOT_PICK:
         if a == PASS:
-            w.picks_left[p] = 0
+            w.mut("picks_left")[p] = 0
         else:
             _pick(w, p, *slot_of(a))
         if w.picks_left[p] == 0:
-            w.queue.pop(0)
+            w.queue = w.queue[1:]
         _next_picker(w)
     elif a == PASS:  # SWAP
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         if w.queue:
             w.to_play = w.queue[0]
         else:
@@ -1148,26 +1160,27 @@ def _between_action(w: _Work, a: int) -> None:
     else:
         k, f = slot_of(a)
         g = w.slots[p][k]
-        w.hand[p][f] -= 1
-        w.hand[p][g] += 1
-        taken = w.taken[p]
+        hand = w.row("hand", p)
+        hand[f] -= 1
+        hand[g] += 1
+        taken = w.row("taken", p)
         if taken[f]:  # as for a lay: one known copy fewer
             taken[f] -= 1
         taken[g] += 1
-        w.slots[p][k] = f
-        w.swapped[p][k] = True
+        w.row("slots", p)[k] = f
+        w.row("swapped", p)[k] = True
 
 
 def _pick(w: _Work, p: int, k: int, f: int) -> None:
     """§6.3(4) SLOT_PICK(k, f): f leaves the draw pile; an old figure in k goes back to it."""
-    pile = w.draw[p]
+    pile = w.row("draw", p)
     pile.remove(f)
     old = w.slots[p][k]
     if old >= 0:
         pile.append(old)
-    w.slots[p][k] = f
-    w.slot_old[p][k] = False
-    w.picks_left[p] -= 1
+    w.row("slots", p)[k] = f
+    w.row("slot_old", p)[k] = False
+    w.mut("picks_left")[p] -= 1
 
 
 # -- scores, winners, rewards (§5.4) -----------------------------------------------------------
