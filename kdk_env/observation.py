@@ -307,6 +307,8 @@ _RECYCLED, _TAKEN, _LACKS, _SLOTS = AT["recycled"], AT["taken"], AT["lacks"], AT
 _PLACE, _ANNOUNCED, _ANN_MADE = AT["place"], AT["announced"], AT["ann_made"]
 _COMBO_LEN, _SERVES_SINCE, _LAID_SINCE = AT["combo_len"], AT["serves_since"], AT["laid_since"]
 _PICKS_LEFT, _SCORE, _LAST_SCORE = AT["picks_left"], AT["score"], AT["last_round_score"]
+_TOP_OWNER, _DUTY, _REOPENER, _TO_PLAY = AT["top_owner"], AT["duty"], AT["reopener"], AT["to_play"]
+_BOX, _TOP = AT["box"], AT["top"]
 
 
 def _write(m: memoryview, s: State, seat: int) -> None:
@@ -328,17 +330,21 @@ def _write(m: memoryview, s: State, seat: int) -> None:
         m[_STATUS + 3 * r + status[q]] = 1
         m[_HAND_COUNT + r] = sum(hand[q])
         m[_DRAW_COUNT + r] = len(draw[q])
-        m[_PLAYED_COUNT + r] = sum(played[q])
-        m[_PLAYED + F * r : _PLAYED + F * r + F] = _row(played[q])
-        m[_PLACE + r] = s.place[q]
-        m[_ANNOUNCED + r] = s.announced[q]
-        m[_ANN_MADE + r] = s.ann_made[q]
+        if played[q] != _NONE:
+            m[_PLAYED_COUNT + r] = sum(played[q])
+            m[_PLAYED + F * r : _PLAYED + F * r + F] = _row(played[q])
         m[_COMBO_LEN + r] = min(s.combo_len[q], COMBO_CLIP)
-        m[_SERVES_SINCE + r] = s.serves_since[q]
-        m[_LAID_SINCE + r] = s.laid_since[q]
-        m[_PICKS_LEFT + r] = s.picks_left[q]
         m[_SCORE + r] = s.score[q]
         m[_LAST_SCORE + r] = s.last_score[q]
+        if s.ann_made[q]:  # the announcement fields are 0 for a player who has not announced
+            m[_ANN_MADE + r] = 1
+            m[_ANNOUNCED + r] = s.announced[q]
+            m[_SERVES_SINCE + r] = s.serves_since[q]
+            m[_LAID_SINCE + r] = s.laid_since[q]
+        if s.place[q]:
+            m[_PLACE + r] = s.place[q]
+        if s.picks_left[q]:
+            m[_PICKS_LEFT + r] = s.picks_left[q]
         if s.recycled[q] != _NONE:
             m[_RECYCLED + F * r : _RECYCLED + F * r + F] = _row(s.recycled[q])
         if s.taken[q] != _NONE:
@@ -349,19 +355,16 @@ def _write(m: memoryview, s: State, seat: int) -> None:
             for k, f in enumerate(s.slots[q]):
                 if f >= 0:
                     m[_SLOTS + F * (NUM_SLOTS * r + k) + f] = 1
-    for name, q in (
-        ("top_owner", s.top_owner),
-        ("duty", s.duty),
-        ("reopener", s.reopener),
-        ("to_play", s.to_play),
-    ):
+    for a, q in ((_TOP_OWNER, s.top_owner), (_DUTY, s.duty), (_REOPENER, s.reopener)):
         if q >= 0:
-            m[at[name] + (q - seat) % n] = 1
+            m[a + (q - seat) % n] = 1
+    if s.to_play >= 0:
+        m[_TO_PLAY + (s.to_play - seat) % n] = 1
     for owner, f, _ in s.box:
-        i = at["box"] + F * ((owner - seat) % n) + f
+        i = _BOX + F * ((owner - seat) % n) + f
         m[i] = m[i] + 1
     if s.top >= 0:
-        m[at["top"] + s.top] = 1
+        m[_TOP + s.top] = 1
     m[at["phase"] + s.phase] = 1
     m[at["level"] + cfg.level - 8] = 1
     m[at["topups"]] = s.topups
