@@ -46,7 +46,7 @@ def test_api_other_options():
 
 def test_metadata_and_spaces():
     game = kdk_env.raw_env(num_players=3)
-    assert game.metadata["name"] == "kdk_v0"
+    assert game.metadata["name"] == "kdk_v1"
     assert game.action_space("player_0").n == R.NUM_ACTIONS == 114
     space = game.observation_space("player_2")["observation"]
     assert space.shape == (O.OBS_SIZE,) and space.low.min() == 0 and space.high.max() == 1
