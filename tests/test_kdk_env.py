@@ -9,6 +9,7 @@ import pickle
 
 import numpy as np
 import pytest
+from kdk_positions import positions
 from pettingzoo.test import api_test, seed_test
 
 import kdk_env
@@ -122,6 +123,28 @@ def test_observations_within_bounds_over_games():
             assert game.state_space.contains(game.state())
             legal = game.legal_actions()
             game.step(int(legal[rng.integers(len(legal))]))
+
+
+@pytest.mark.parametrize("n, level, mode", [(2, 8, "one_colour"), (4, 10, "own_decks")])
+def test_encode_is_one_affine_map_of_raw_values_read_back_by_name(n, level, mode):
+    # A batched engine must reproduce encode bit for bit from raw values and LAYOUT.affine.
+    for s in positions(n, level, mode, seed=3 * n, every=5):
+        for seat in range(n):
+            obs = O.encode(s, seat)
+            params = O.params(s.config)
+            assert O.params_of(obs) == params
+            raw = O.decode(obs)
+            flat = np.concatenate([raw[f.name].ravel() for f in O.LAYOUT.fields])
+            assert np.array_equal(flat, np.rint(flat))  # every raw value is an integer
+            np.testing.assert_array_equal(O.LAYOUT.scale(flat.astype(np.float32), **params), obs)
+            q = (seat + 1) % n  # the next seat clockwise is row 1
+            assert raw["hand_count"][1] == sum(s.hand[q]) and raw["score"][1] == s.score[q]
+            assert raw["draw_count"][0] == len(s.draw[seat])
+            assert tuple(raw["played"][1]) == s.played[q] and tuple(raw["taken"][1]) == s.taken[q]
+            assert tuple(raw["recycled"][1]) == s.recycled[q]
+            lacks = [s.lacks[q] >> f & 1 for f in range(R.NUM_FIGURES)]
+            assert raw["lacks"][1].tolist() == lacks
+            assert not raw["hand_count"][n:].any()  # rows of seats not in play stay 0
 
 
 def test_illegal_action_raises():
