@@ -291,17 +291,33 @@ def _state_affine(config: Config) -> tuple[np.ndarray, np.ndarray]:
 
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and draw pile."""
-    vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    _write(memoryview(vec), state, seat)
     cfg = state.config
+    vec = _start(cfg, OBS_SIZE).copy()
+    _write(memoryview(vec), state, seat)
     scale, shift = _affine(cfg.num_players, cfg.num_rounds, cfg.deck_mode)
     vec *= scale  # one affine map from raw values, as LAYOUT.scale does
     vec += shift
     return vec
 
 
+@lru_cache(maxsize=64)
+def _start(config: Config, size: int) -> np.ndarray:
+    """The raw values every position of a game shares (its options; every seat in play still
+    active), a zero vector of ``size`` otherwise; ``_write`` fills in the rest."""
+    vec = np.zeros(size, dtype=np.float32)
+    n = config.num_players
+    vec[AT["seats"] : AT["seats"] + n] = 1
+    vec[AT["status"] : AT["status"] + 3 * n : 3] = 1  # status ACTIVE
+    vec[AT["level"] + config.level - 8] = 1
+    vec[AT["num_rounds"]] = min(config.num_rounds, ROUNDS_SHOWN)
+    vec[AT["deck_mode"]] = config.deck_mode == "own_decks"
+    vec[AT["auto_pass"]] = config.auto_pass
+    vec.flags.writeable = False
+    return vec
+
+
 # Start indices of the fields written for every seat (``LAYOUT.at``, bound once by name).
-_SEATS, _STATUS, _HAND_COUNT = AT["seats"], AT["status"], AT["hand_count"]
+_STATUS, _HAND_COUNT = AT["status"], AT["hand_count"]
 _DRAW_COUNT, _PLAYED_COUNT, _PLAYED = AT["draw_count"], AT["played_count"], AT["played"]
 _RECYCLED, _TAKEN, _LACKS, _SLOTS = AT["recycled"], AT["taken"], AT["lacks"], AT["slots"]
 _PLACE, _ANNOUNCED, _ANN_MADE = AT["place"], AT["announced"], AT["ann_made"]
@@ -312,7 +328,7 @@ _BOX, _TOP = AT["box"], AT["top"]
 
 
 def _write(m: memoryview, s: State, seat: int) -> None:
-    """Raw values of ``LAYOUT`` for ``seat`` into the zero vector behind ``m``.
+    """Raw values of ``LAYOUT`` for ``seat`` into the start vector behind ``m`` (``_start``).
 
     Written element by element through a memoryview: every numpy call on a small piece would
     cost more than the Python work around it. Per-figure counts come from a cache of float32
@@ -326,8 +342,9 @@ def _write(m: memoryview, s: State, seat: int) -> None:
     hand, draw, played, status = s.hand, s.draw, s.played, s.status
     for r in range(n):
         q = (seat + r) % n
-        m[_SEATS + r] = 1
-        m[_STATUS + 3 * r + status[q]] = 1
+        if status[q]:  # not ACTIVE, the status of the start vector
+            m[_STATUS + 3 * r] = 0
+            m[_STATUS + 3 * r + status[q]] = 1
         m[_HAND_COUNT + r] = sum(hand[q])
         m[_DRAW_COUNT + r] = len(draw[q])
         if played[q] != _NONE:
@@ -366,12 +383,8 @@ def _write(m: memoryview, s: State, seat: int) -> None:
     if s.top >= 0:
         m[_TOP + s.top] = 1
     m[at["phase"] + s.phase] = 1
-    m[at["level"] + cfg.level - 8] = 1
     m[at["topups"]] = s.topups
     m[at["round"]] = s.round_idx
-    m[at["num_rounds"]] = min(cfg.num_rounds, ROUNDS_SHOWN)
-    m[at["deck_mode"]] = cfg.deck_mode == "own_decks"
-    m[at["auto_pass"]] = cfg.auto_pass
     m[at["solo"]] = s.phase <= Phase.FINISH and status.count(0) == 1
 
 
@@ -397,7 +410,7 @@ def _composition(pile: tuple[int, ...]) -> tuple[int, ...]:
 
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats."""
-    vec = np.zeros(STATE_SIZE, dtype=np.float32)
+    vec = _start(state.config, STATE_SIZE).copy()
     m = memoryview(vec)
     _write(m, state, 0)
     st = ST
