@@ -292,7 +292,7 @@ def _state_affine(config: Config) -> tuple[np.ndarray, np.ndarray]:
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and draw pile."""
     cfg = state.config
-    vec = _start(cfg, OBS_SIZE).copy()
+    vec = _start(cfg.num_players, cfg.level, cfg.num_rounds, cfg.deck_mode, cfg.auto_pass).copy()
     _write(memoryview(vec), state, seat)
     scale, shift = _affine(cfg.num_players, cfg.num_rounds, cfg.deck_mode)
     vec *= scale  # one affine map from raw values, as LAYOUT.scale does
@@ -301,17 +301,17 @@ def encode(state: State, seat: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _start(config: Config, size: int) -> np.ndarray:
+def _start(n: int, level: int, num_rounds: int, deck_mode: str, auto_pass: bool) -> np.ndarray:
     """The raw values every position of a game shares (its options; every seat in play still
-    active), a zero vector of ``size`` otherwise; ``_write`` fills in the rest."""
-    vec = np.zeros(size, dtype=np.float32)
-    n = config.num_players
+    active), zeros elsewhere; ``_write`` fills in the rest. Keyed by the options themselves:
+    hashing a Config runs Python code."""
+    vec = np.zeros(OBS_SIZE, dtype=np.float32)
     vec[AT["seats"] : AT["seats"] + n] = 1
     vec[AT["status"] : AT["status"] + 3 * n : 3] = 1  # status ACTIVE
-    vec[AT["level"] + config.level - 8] = 1
-    vec[AT["num_rounds"]] = min(config.num_rounds, ROUNDS_SHOWN)
-    vec[AT["deck_mode"]] = config.deck_mode == "own_decks"
-    vec[AT["auto_pass"]] = config.auto_pass
+    vec[AT["level"] + level - 8] = 1
+    vec[AT["num_rounds"]] = min(num_rounds, ROUNDS_SHOWN)
+    vec[AT["deck_mode"]] = deck_mode == "own_decks"
+    vec[AT["auto_pass"]] = auto_pass
     vec.flags.writeable = False
     return vec
 
@@ -325,6 +325,10 @@ _COMBO_LEN, _SERVES_SINCE, _LAID_SINCE = AT["combo_len"], AT["serves_since"], AT
 _PICKS_LEFT, _SCORE, _LAST_SCORE = AT["picks_left"], AT["score"], AT["last_round_score"]
 _TOP_OWNER, _DUTY, _REOPENER, _TO_PLAY = AT["top_owner"], AT["duty"], AT["reopener"], AT["to_play"]
 _BOX, _TOP = AT["box"], AT["top"]
+# _ORDER[n][seat]: the absolute seats in the view of ``seat``, observer first (rows 0..n-1).
+_ORDER = {
+    n: tuple(tuple((seat + r) % n for r in range(n)) for seat in range(n)) for n in range(2, P + 1)
+}
 
 
 def _write(m: memoryview, s: State, seat: int) -> None:
@@ -340,36 +344,39 @@ def _write(m: memoryview, s: State, seat: int) -> None:
     m[at["hand"] : at["hand"] + F] = _row(s.hand[seat])
     m[at["own_draw"] : at["own_draw"] + F] = _row(_composition(s.draw[seat]))
     hand, draw, played, status = s.hand, s.draw, s.played, s.status
-    for r in range(n):
-        q = (seat + r) % n
+    combo_len, score, last_score, ann_made = s.combo_len, s.score, s.last_score, s.ann_made
+    place, picks_left, recycled, taken, lacks = s.place, s.picks_left, s.recycled, s.taken, s.lacks
+    slots = s.slots
+    for r, q in enumerate(_ORDER[n][seat]):
         if status[q]:  # not ACTIVE, the status of the start vector
             m[_STATUS + 3 * r] = 0
             m[_STATUS + 3 * r + status[q]] = 1
         m[_HAND_COUNT + r] = sum(hand[q])
         m[_DRAW_COUNT + r] = len(draw[q])
+        fr = F * r
         if played[q] != _NONE:
             m[_PLAYED_COUNT + r] = sum(played[q])
-            m[_PLAYED + F * r : _PLAYED + F * r + F] = _row(played[q])
-        m[_COMBO_LEN + r] = min(s.combo_len[q], COMBO_CLIP)
-        m[_SCORE + r] = s.score[q]
-        m[_LAST_SCORE + r] = s.last_score[q]
-        if s.ann_made[q]:  # the announcement fields are 0 for a player who has not announced
+            m[_PLAYED + fr : _PLAYED + fr + F] = _row(played[q])
+        m[_COMBO_LEN + r] = min(combo_len[q], COMBO_CLIP)
+        m[_SCORE + r] = score[q]
+        m[_LAST_SCORE + r] = last_score[q]
+        if ann_made[q]:  # the announcement fields are 0 for a player who has not announced
             m[_ANN_MADE + r] = 1
             m[_ANNOUNCED + r] = s.announced[q]
             m[_SERVES_SINCE + r] = s.serves_since[q]
             m[_LAID_SINCE + r] = s.laid_since[q]
-        if s.place[q]:
-            m[_PLACE + r] = s.place[q]
-        if s.picks_left[q]:
-            m[_PICKS_LEFT + r] = s.picks_left[q]
-        if s.recycled[q] != _NONE:
-            m[_RECYCLED + F * r : _RECYCLED + F * r + F] = _row(s.recycled[q])
-        if s.taken[q] != _NONE:
-            m[_TAKEN + F * r : _TAKEN + F * r + F] = _row(s.taken[q])
-        if s.lacks[q]:
-            m[_LACKS + F * r : _LACKS + F * r + F] = _row(_BITS[s.lacks[q]])
-        if s.slots[q] != _NO_SLOTS:  # most rows hold no slot figure: one comparison skips
-            for k, f in enumerate(s.slots[q]):
+        if place[q]:
+            m[_PLACE + r] = place[q]
+        if picks_left[q]:
+            m[_PICKS_LEFT + r] = picks_left[q]
+        if recycled[q] != _NONE:
+            m[_RECYCLED + fr : _RECYCLED + fr + F] = _row(recycled[q])
+        if taken[q] != _NONE:
+            m[_TAKEN + fr : _TAKEN + fr + F] = _row(taken[q])
+        if lacks[q]:
+            m[_LACKS + fr : _LACKS + fr + F] = _row(_BITS[lacks[q]])
+        if slots[q] != _NO_SLOTS:  # most rows hold no slot figure: one comparison skips them
+            for k, f in enumerate(slots[q]):
                 if f >= 0:
                     m[_SLOTS + F * (NUM_SLOTS * r + k) + f] = 1
     for a, q in ((_TOP_OWNER, s.top_owner), (_DUTY, s.duty), (_REOPENER, s.reopener)):
@@ -410,17 +417,21 @@ def _composition(pile: tuple[int, ...]) -> tuple[int, ...]:
 
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats."""
-    vec = _start(state.config, STATE_SIZE).copy()
+    cfg = state.config
+    vec = np.zeros(STATE_SIZE, dtype=np.float32)
+    vec[:OBS_SIZE] = _start(
+        cfg.num_players, cfg.level, cfg.num_rounds, cfg.deck_mode, cfg.auto_pass
+    )
     m = memoryview(vec)
     _write(m, state, 0)
     st = ST
-    for q in range(state.config.num_players):
+    for q in range(cfg.num_players):
         m[st["hands"] + F * q : st["hands"] + F * q + F] = _row(state.hand[q])
         pile = state.draw[q]
         m[st["draw_comp"] + F * q : st["draw_comp"] + F * q + F] = _row(_composition(pile))
-        start = st["draw_order"] + MAX_PILE * q
+        at_pile = st["draw_order"] + MAX_PILE * q
         for i, f in enumerate(reversed(pile)):
-            m[start + i] = f + 1
+            m[at_pile + i] = f + 1
         for name, value in (
             ("combo_pts", state.combo_pts[q]),
             ("firsts", state.firsts[q]),
@@ -439,7 +450,7 @@ def encode_state(state: State) -> np.ndarray:
     m[st["resume"] + state.resume] = 1
     m[st["steps"]] = state.steps
     m[st["sp_in_round"]] = state.sp_in_round
-    scale, shift = _state_affine(state.config)
+    scale, shift = _state_affine(cfg)
     vec *= scale
     vec += shift
     return vec
