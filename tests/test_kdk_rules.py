@@ -866,11 +866,14 @@ def test_is_legal_agrees_with_legal_actions(level):
     assert checked > 800
 
 
-def test_apply_action_leaves_its_state_unchanged():
+def test_apply_action_leaves_its_state_unchanged_and_builds_an_immutable_one():
     for s in positions(3, 10, "one_colour", seed=6, every=1)[:-1]:
         copy = tuple(s)
-        R.apply_action(s, R.legal_actions(s)[-1], np.random.default_rng(0))
+        t = R.apply_action(s, R.legal_actions(s)[-1], np.random.default_rng(0))
         assert tuple(s) == copy
+        for value in t:  # only tuples all the way down: the working copy's lists never leak
+            rows = value if isinstance(value, tuple) else ()
+            assert not isinstance(value, list) and not any(isinstance(x, list) for x in rows)
 
 
 def test_action_ids_encode_and_decode():
