@@ -510,7 +510,8 @@ def legal_actions(state: State) -> tuple[int, ...]:
     else:
         banned = _banned(state, p)
         out = [f for f in FITS_ON[t] if hand[f] and (f not in banned or THROW_FIT[f][t])]
-    if state.config.level == 10 and (ph == _WINDOW or ph == _DUTY):
+    slots = state.slots[p] if state.config.level == 10 else _NO_SLOTS  # level 10 only (inv. 27)
+    if slots != _NO_SLOTS and (ph == _WINDOW or ph == _DUTY):
         out.extend(LAY_SLOT + k for k in range(NUM_SLOTS) if _slot_lay_ok(state, p, ph, k))
     if ph == _FREE_OPEN or ph == _WINDOW:
         out.append(PASS)
@@ -525,8 +526,8 @@ def legal_actions(state: State) -> tuple[int, ...]:
         out.append(ABORT)
     if _topup_ok(state, p, nhand):
         out.append(TOP_UP)
-    if state.config.level == 10:
-        out.extend(TAKE_SLOT + k for k, f in enumerate(state.slots[p]) if f >= 0)
+    if slots != _NO_SLOTS:
+        out.extend(TAKE_SLOT + k for k, f in enumerate(slots) if f >= 0)
     return tuple(out)
 
 
