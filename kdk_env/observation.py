@@ -129,6 +129,7 @@ from typing import Any
 import numpy as np
 
 from kdk_env.rules import (
+    CLOCKWISE,
     DECKS,
     MAX_COMBO_PTS,
     MAX_PLAYERS,
@@ -325,10 +326,6 @@ _COMBO_LEN, _SERVES_SINCE, _LAID_SINCE = AT["combo_len"], AT["serves_since"], AT
 _PICKS_LEFT, _SCORE, _LAST_SCORE = AT["picks_left"], AT["score"], AT["last_round_score"]
 _TOP_OWNER, _DUTY, _REOPENER, _TO_PLAY = AT["top_owner"], AT["duty"], AT["reopener"], AT["to_play"]
 _BOX, _TOP = AT["box"], AT["top"]
-# _ORDER[n][seat]: the absolute seats in the view of ``seat``, observer first (rows 0..n-1).
-_ORDER = {
-    n: tuple(tuple((seat + r) % n for r in range(n)) for seat in range(n)) for n in range(2, P + 1)
-}
 
 
 def _write(m: memoryview, s: State, seat: int) -> None:
@@ -347,7 +344,7 @@ def _write(m: memoryview, s: State, seat: int) -> None:
     combo_len, score, last_score, ann_made = s.combo_len, s.score, s.last_score, s.ann_made
     place, picks_left, recycled, taken, lacks = s.place, s.picks_left, s.recycled, s.taken, s.lacks
     slots = s.slots
-    for r, q in enumerate(_ORDER[n][seat]):
+    for r, q in enumerate(CLOCKWISE[n][seat]):
         if status[q]:  # not ACTIVE, the status of the start vector
             m[_STATUS + 3 * r] = 0
             m[_STATUS + 3 * r + status[q]] = 1

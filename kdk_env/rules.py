@@ -438,14 +438,21 @@ def _drawable(s: State | _Work, p: int) -> int:
     return len(s.draw[p]) + sum(s.played[p])
 
 
+# CLOCKWISE[n][p]: the seats p, p + 1, ..., p + n - 1 (mod n) of an n-player table.
+CLOCKWISE = {
+    n: tuple(tuple((p + i) % n for i in range(n)) for p in range(n))
+    for n in range(2, MAX_PLAYERS + 1)
+}
+
+
 def _next_active(s: State | _Work, p: int) -> int:
     """§3.4 next_active(p): first ACTIVE seat after p, p itself last; -1 if none."""
-    n = len(s.status)
-    for i in range(1, n + 1):
-        q = (p + i) % n
-        if s.status[q] == ACTIVE:
+    status = s.status
+    order = CLOCKWISE[len(status)][p]
+    for q in order[1:]:
+        if status[q] == ACTIVE:
             return q
-    return -1
+    return p if status[p] == ACTIVE else -1
 
 
 def _traitor_ban(s: State | _Work) -> bool:
@@ -893,7 +900,7 @@ def _continue(w: _Work, p: int, free_open: bool) -> None:
 def _open_window(w: _Work, p: int) -> None:
     """§3.4 open_window(p): the layer first, then clockwise; the duty holder excluded."""
     n, status, duty = w.n, w.status, w.duty
-    w.queue = tuple(q for q in ((p + i) % n for i in range(n)) if status[q] == ACTIVE and q != duty)
+    w.queue = tuple([q for q in CLOCKWISE[n][p] if status[q] == ACTIVE and q != duty])
     _advance_window(w)
 
 
@@ -983,10 +990,9 @@ def _interrupt(w: _Work, e: int) -> None:
         w.over = True  # E2
         return
     w.duty = w.reopener = r
-    n = w.n
     if w.cfg.level >= 9:
-        cands = ((r + i) % n for i in range(1, n))
-        w.queue = tuple(q for q in cands if w.status[q] == ACTIVE and w.announced[q])
+        cands = CLOCKWISE[w.n][r][1:]
+        w.queue = tuple([q for q in cands if w.status[q] == ACTIVE and w.announced[q]])
     else:
         w.queue = ()
     _next_free_opener(w)
@@ -1078,8 +1084,6 @@ def _end_round(w: _Work) -> None:
 
 
 # -- between rounds at level 10 (§6.2–6.5) -----------------------------------------------------
-def _clockwise(w: _Work, start: int) -> tuple[int, ...]:
-    return tuple((start + i) % w.n for i in range(w.n))
 
 
 def _deal_level10(w: _Work) -> None:
@@ -1096,7 +1100,7 @@ def _deal_level10(w: _Work) -> None:
         _distribute(w, [False] * w.n)
         return
     w.phase = _SP_DECLARE
-    w.queue = _clockwise(w, w.opener)
+    w.queue = CLOCKWISE[w.n][w.opener]
     w.to_play = w.queue[0]
 
 
@@ -1113,7 +1117,7 @@ def _distribute(w: _Work, excluded: list[bool]) -> None:
         p: len(w.draw[p]) - sum(f >= 0 for f in w.slots[p]) for p in range(w.n) if not excluded[p]
     }
     values = sorted(set(counts.values()), reverse=True)[:2]
-    order = _clockwise(w, w.opener)
+    order = CLOCKWISE[w.n][w.opener]
     queue = []
     for value, grant in zip(values, (2, 1)):
         for p in order:
@@ -1152,7 +1156,7 @@ def _reset_piles(w: _Work) -> None:
 
 def _start_swaps(w: _Work) -> None:
     """§6.2 step 5 / §6.5: slot holders swap, clockwise from the opener."""
-    w.queue = tuple(p for p in _clockwise(w, w.opener) if any(f >= 0 for f in w.slots[p]))
+    w.queue = tuple(p for p in CLOCKWISE[w.n][w.opener] if any(f >= 0 for f in w.slots[p]))
     w.swapped = ((False,) * NUM_SLOTS,) * w.n
     if w.queue:
         w.phase = _SWAP
