@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -307,6 +308,7 @@ class State(NamedTuple):
 
 
 _FIELDS = State._fields
+_GET_FIELDS = itemgetter(*_FIELDS)  # a dict's values of every field, in field order
 _NESTED = frozenset(("hand", "draw", "played", "slots", "slot_old", "swapped", "recycled", "taken"))
 
 
@@ -354,7 +356,7 @@ class _Work:
             value = d[name]
             if type(value) is list:  # else replaced by a tuple since
                 d[name] = tuple(map(tuple, value)) if name in _NESTED else tuple(value)
-        return tuple.__new__(State, map(d.__getitem__, _FIELDS))
+        return tuple.__new__(State, _GET_FIELDS(d))
 
 
 def _blank(config: Config) -> State:
