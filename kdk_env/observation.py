@@ -354,9 +354,12 @@ def _write(m: memoryview, s: State, seat: int) -> None:
         if played[q] != _NONE:
             m[_PLAYED_COUNT + r] = sum(played[q])
             m[_PLAYED + fr : _PLAYED + fr + F] = _row(played[q])
-        m[_COMBO_LEN + r] = min(combo_len[q], COMBO_CLIP)
-        m[_SCORE + r] = score[q]
-        m[_LAST_SCORE + r] = last_score[q]
+        if combo_len[q]:
+            m[_COMBO_LEN + r] = combo_len[q] if combo_len[q] < COMBO_CLIP else COMBO_CLIP
+        if score[q]:
+            m[_SCORE + r] = score[q]
+        if last_score[q]:
+            m[_LAST_SCORE + r] = last_score[q]
         if ann_made[q]:  # the announcement fields are 0 for a player who has not announced
             m[_ANN_MADE + r] = 1
             m[_ANNOUNCED + r] = s.announced[q]
