@@ -280,7 +280,7 @@ def test_slot_pick_prefers_ambassadors():
         picks_left=(2, 0, 0),
         draws={0: (3, 9, K, A, 5)},
     )
-    assert decide(s) == R.SLOT_PICK + A
+    assert decide(s) == R.slot_action(R.SLOT_PICK, 0, A)
 
 
 def test_swap_parks_a_traitor_in_a_slot():
@@ -292,7 +292,7 @@ def test_swap_parks_a_traitor_in_a_slot():
         queue=(0,),
         slots={0: (6, -1, -1)},
     )
-    assert decide(s) == R.SLOT_SWAP + 13 * 0 + T
+    assert decide(s) == R.slot_action(R.SLOT_SWAP, 0, T)
 
 
 @pytest.mark.parametrize("pile, expected", [((4,), DECLARE_SP), (tuple(range(1, 11)), PASS)])

@@ -11,7 +11,7 @@ from kdk_positions import build, counts, greedy, positions
 from kdk_env import rules as R
 from kdk_env.rules import ACTIVE, ELIMINATED, FINISHED, Phase
 
-ANN = set(range(19, 28))  # ANNOUNCE_3..ANNOUNCE_11
+ANN = set(R.ANNOUNCE_IDS)  # ANNOUNCE_3..ANNOUNCE_11
 PASS, FAIL, WEITER, ABORT, TOP_UP = R.PASS, R.FAIL, R.WEITER, R.ABORT, R.TOP_UP
 SECURE, CLAIM_LATE, DECLARE_SP = R.SECURE, R.CLAIM_LATE, R.DECLARE_SP
 _RNG = np.random.default_rng(12345)
@@ -21,6 +21,10 @@ def act(state: R.State, *actions: int) -> R.State:
     for a in actions:
         state = R.apply_action(state, a, _RNG)
     return state
+
+
+def pick(slot: int, figure: int) -> int:
+    return R.slot_action(R.SLOT_PICK, slot, figure)
 
 
 def mask(state: R.State) -> set[int]:
@@ -121,7 +125,7 @@ def test_ex3_sp_elimination_and_solo():
     assert s.hand[2] == counts() and s.place[2] == 3
     assert s.played[1] == counts(12)  # the box went back to its owner
     assert (s.reopener, s.phase, s.to_play) == (1, Phase.OPEN, 1)
-    s = act(s, 19)  # even announced, a solo player may not top up
+    s = act(s, R.announce_action(3))  # even announced, a solo player may not top up
     assert TOP_UP not in mask(s)
     s = act(s, 1)  # OPEN; solo: the duty comes straight back
     assert (s.duty, s.queue, s.phase, s.to_play) == (1, (), Phase.DUTY, 1)
@@ -155,17 +159,18 @@ def test_ex4_slot_distribution_with_tie():
     assert s.last_place == (3, 1, 2, 4) and s.opener == 1
     assert s.picks_left == (2, 2, 1, 0) and s.queue == (1, 0, 2)
     assert (s.phase, s.to_play) == (Phase.SLOT_PICK, 1)
-    assert mask(s) == {PASS} | {75 + 26 + f for f in (1, 2, 3, 5, 6, 7, 10, 11)}
-    s = act(s, 111)  # SLOT_PICK(2, 10)
+    assert mask(s) == {PASS} | {pick(2, f) for f in (1, 2, 3, 5, 6, 7, 10, 11)}
+    s = act(s, 111)  # SLOT_PICK(2, 10), the id the spec gives
+    assert pick(2, 10) == 111 and pick(1, 11) == 99
     assert s.slots[1] == (9, 4, 10) and s.to_play == 1
-    assert mask(s) == {PASS} | {75 + 13 * k + f for k in (0, 1) for f in (1, 2, 3, 5, 6, 7, 11)}
+    assert mask(s) == {PASS} | {pick(k, f) for k in (0, 1) for f in (1, 2, 3, 5, 6, 7, 11)}
     s = act(s, 99)  # SLOT_PICK(1, 11): the old 4 goes back to the draw pile
     assert s.slots[1] == (9, 11, 10) and 4 in s.draw[1] and 11 not in s.draw[1]
     assert s.to_play == 0
-    assert mask(s) == {PASS} | {75 + f for f in range(1, 7)}
-    s = act(s, 75 + 6)
-    assert mask(s) == {PASS} | {88 + f for f in range(1, 6)}
-    s = act(s, 88 + 1, 75 + 4)  # P0 picks 1, then P2 picks 4
+    assert mask(s) == {PASS} | {pick(0, f) for f in range(1, 7)}  # [75 + f]
+    s = act(s, pick(0, 6))
+    assert mask(s) == {PASS} | {pick(1, f) for f in range(1, 6)}  # [88 + f]
+    s = act(s, pick(1, 1), pick(0, 4))  # P0 picks 1, then P2 picks 4
     assert s.slots[0] == (6, 1, -1) and s.slots[2] == (4, -1, -1)
     # RESET: every card but the slot figures, reshuffled; 8 dealt; no SWAP phase.
     assert [len(s.draw[p]) + sum(s.hand[p]) for p in range(4)] == [25, 24, 26, 27]
@@ -634,9 +639,11 @@ def test_sp_declare_then_swap():
     s = act(s, PASS, PASS, PASS)
     assert (s.phase, s.to_play) == (Phase.SWAP, 2)
     hand = s.hand[2]
-    assert mask(s) == {PASS} | {36 + f for f in range(13) if hand[f] and f != 9}
+    assert mask(s) == {PASS} | {
+        R.slot_action(R.SLOT_SWAP, 0, f) for f in range(13) if hand[f] and f != 9
+    }
     f = next(f for f in range(13) if hand[f] and f != 9)
-    s = act(s, 36 + f)
+    s = act(s, R.slot_action(R.SLOT_SWAP, 0, f))
     assert s.slots[2] == (f, -1, -1) and s.hand[2][9] == hand[9] + 1
     assert mask(s) == {PASS}  # each slot once
     s = act(s, PASS)
@@ -669,11 +676,11 @@ def test_t3a_automatic_sp():
 def test_three_slot_maximum_exchanges_old_figures():
     s = act(round_end_l10({0: pile(20), 1: pile(7), 2: pile(12)}, slots={0: (3, 4, 5)}), 5)
     assert s.picks_left[0] == 2 and s.to_play == 0
-    assert mask(s) == {PASS} | {75 + 13 * k + f for k in range(3) for f in range(1, 12)}
-    s = act(s, 75 + 13 * 1 + 11)  # exchange the old 4 for a king
+    assert mask(s) == {PASS} | {pick(k, f) for k in range(3) for f in range(1, 12)}
+    s = act(s, pick(1, 11))  # exchange the old 4 for a king
     assert s.slots[0] == (3, 11, 5)
     assert 11 not in s.draw[0] and 4 in s.draw[0]  # the pile held one king
-    assert mask(s) == {PASS} | {75 + 13 * k + f for k in (0, 2) for f in range(1, 11)}
+    assert mask(s) == {PASS} | {pick(k, f) for k in (0, 2) for f in range(1, 11)}
 
 
 def test_slots_persist_over_rounds_without_distribution():
