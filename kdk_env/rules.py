@@ -258,7 +258,8 @@ class State(NamedTuple):
     """Immutable game state (§3.1). A NamedTuple: cheaper to build on every step than a dataclass.
 
     Per-player fields are tuples indexed by absolute seat. A draw pile is ordered with its top
-    card last; hands and played piles are counts per figure.
+    card last; hands and played piles are counts per figure. The last three fields are public
+    bookkeeping of what a player with perfect recall knows (``sample_state`` keeps it).
     """
 
     config: Config
