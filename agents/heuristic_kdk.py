@@ -41,7 +41,7 @@ from kdk_env.rules import (
 
 # -- weights ------------------------------------------------------------------------------------
 # The numbers were chosen by seeded tournaments against the greedy play-out policy of
-# tests/test_kdk_rules.py (3 players, level 10; mean round score margin over the opponents).
+# tests/kdk_positions.py (3 players, level 10; mean round score margin over the opponents).
 # What a hand costs, in rough "duty turns still needed" (a turn is worth about GROUP_WEIGHT
 # points). After my lay I throw on in the window, so a run of consecutive figures (pairs
 # included) goes down in one turn; what costs is its entry. On top t a figure c fits under duty
