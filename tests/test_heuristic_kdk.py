@@ -8,7 +8,6 @@ Scripted positions are hand-built states; the agent sees them only through
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -20,11 +19,11 @@ from agents.random_agent import RandomAgent
 from kdk_env import observation, raw_env
 from kdk_env import rules as R
 from kdk_env.rules import Phase
+from training.evaluate import wilson
 
 PASS, FAIL, WEITER, TOP_UP = R.PASS, R.FAIL, R.WEITER, R.TOP_UP
 SECURE, CLAIM_LATE, DECLARE_SP = R.SECURE, R.CLAIM_LATE, R.DECLARE_SP
 T, K, A = R.TRAITOR, R.KING, R.AMBASSADOR
-Z95 = 1.959963984540054
 # The heuristic's win rate must clear the fair share by this much at the Wilson lower bound.
 MARGIN_RANDOM = 0.3
 MARGIN_GREEDY = 0.1
@@ -400,21 +399,7 @@ def test_acts_on_a_pettingzoo_observation_and_refuses_an_empty_mask():
         agent.act(obs["observation"], np.zeros(R.NUM_ACTIONS, dtype=np.int8))
 
 
-def test_the_registry_builds_it():
-    registry = pytest.importorskip("agents.registry")
-    agent = registry.make_agent("heuristic", "kdk", seed=0)
-    assert isinstance(agent, HeuristicKdK) and agent.spec == "heuristic"
-
-
 # -- strength ----------------------------------------------------------------------------------
-
-
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 class Greedy:
