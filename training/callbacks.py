@@ -116,8 +116,8 @@ class TrainingCallback(BaseCallback):
         torch.save(policy.state_dict(), tmp)
         os.replace(tmp, path)
         self.selfplay.add_snapshot(policy, self.args.pool_size)
-        for old in sorted(path.parent.glob("snap_*.pt"))[: -self.args.pool_size]:
-            old.unlink()
+        for old in sorted(path.parent.glob("snap_*.pt"))[1 : -self.args.pool_size]:
+            old.unlink()  # the first, the policy training started from, stays (see the env)
 
     def _evaluate(self) -> None:
         if self.args.eval_games <= 0:
@@ -191,10 +191,11 @@ class TrainingCallback(BaseCallback):
 
 
 def load_pool(model: Any, env: Any, pool: Path, size: int) -> None:
-    """Put the newest ``size`` snapshots of ``pool`` into the env (on resume)."""
+    """Put the first and the newest ``size`` snapshots of ``pool`` into the env (on resume)."""
     import torch
 
-    for path in sorted(pool.glob("snap_*.pt"))[-size:]:
+    files = sorted(pool.glob("snap_*.pt"))
+    for path in files[:1] + files[1:][-size:]:
         policy = copy.deepcopy(model.policy)
         policy.load_state_dict(torch.load(path, map_location="cpu"))
         policy.set_training_mode(False)
