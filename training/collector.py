@@ -153,8 +153,11 @@ class SelfPlayVecEnv(VecEnv):
         if name == "self" or (name == "snapshot" and not self.snapshots):
             return LEARNER
         if name == "snapshot":
+            # Half the snapshot seats go to the first (see add_snapshot), half to the others.
             ids = list(self.snapshots)
-            return SNAPSHOT + ids[int(self.rng.integers(len(ids)))]
+            if len(ids) == 1 or self.rng.random() < 0.5:
+                return SNAPSHOT + ids[0]
+            return SNAPSHOT + ids[1 + int(self.rng.integers(len(ids) - 1))]
         return RANDOM if name == "random" else HEURISTIC
 
     def add_snapshot(self, policy: Any, pool_size: int) -> None:

@@ -93,8 +93,9 @@ class Args:
     warm_epochs: int = field(default=10, metadata={"help": "epochs of imitation"})
     # Few heuristic seats: a heuristic decision costs a hundred times a batched policy one,
     # and a policy trained mostly against heuristics learns to exploit them, not to play.
+    # Half the snapshot seats hold the starting policy, the heuristic's imitation.
     opponent_mix: str = field(
-        default="self=0.5,snapshot=0.3,heuristic=0.1,random=0.1",
+        default="self=0.4,snapshot=0.4,heuristic=0.1,random=0.1",
         metadata={"help": "kinds of player and their weights, drawn per seat and game"},
     )
     snapshot_every: int = field(default=250_000, metadata={"help": "samples between snapshots"})
