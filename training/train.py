@@ -46,8 +46,9 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 
-# KdK games are four times longer than the others, so fewer of them give as many decisions.
-DEFAULT_WARM_START = {"kingup": 1000, "updown": 1000, "kdk": 300}
+# Enough teacher games for most of the imitation's agreement within about 30 s on two cores
+# (a heuristic decision costs 250-600 us); a KdK game holds four times the decisions.
+DEFAULT_WARM_START = {"kingup": 500, "updown": 600, "kdk": 150}
 # What a run directory holds; --overwrite removes exactly these.
 RUN_FILES = (
     "config.json", "checkpoint.zip", "best.zip", "pool", "curve.csv", "curve.json",
@@ -86,8 +87,8 @@ class Args:
     warm_start: int | None = field(
         default=None,
         metadata={
-            "help": "heuristic games imitated before PPO starts (default: kingup 1000, "
-            "updown 1000, kdk 300; 0: start from a random policy)"
+            "help": "heuristic games imitated before PPO starts (default: kingup 500, "
+            "updown 600, kdk 150; 0: start from a random policy)"
         },
     )
     warm_epochs: int = field(default=10, metadata={"help": "epochs of imitation"})
