@@ -12,11 +12,11 @@ One spec per seat: ``human`` or any spec of ``training/registry.py`` (``random``
 A human seat sees the position from its own seat (``render.to_text(state, viewer=seat)``: its
 hand or favourites and the public state, never another seat's hidden cards) and its legal
 moves, each with its action id and its name. Type the id or the name (any unambiguous start
-of it, case ignored); ``?`` lists the moves again, ``q`` quits. The bots' moves are printed as
-they are played (``--pause S`` waits S seconds after each); while a human sits at the table, a
-bot's move that the humans may not see (a vote or a card kept face down until all have chosen)
-is printed as "moved (hidden)": a move is shown only if it changes every human seat's
-observation differently from the other legal moves. At the end: the final position, scores
+of it, case ignored); ``?`` lists the moves again, ``q`` quits. Every move is printed as it is
+played (``--pause S`` waits S seconds after each bot move); a move that a human at the table
+may not see (a vote or a card kept face down until all have chosen) is printed as "moved
+(hidden)": a move is shown only if it changes every other human seat's observation differently
+from the other legal moves. At the end: the final position, scores
 and winners. ``--record FILE.json`` writes the finished game as a record
 (:mod:`tablegym.records`) that ``tablegym-replay`` steps through.
 
@@ -139,20 +139,30 @@ def ask_human(
         write(style(f"{move}; type a move's number or name, ? lists them, q quits", "33"))
 
 
-def is_visible(env: Any, action: int, viewers: Sequence[int]) -> bool:
-    """Whether every seat in ``viewers`` can tell ``action`` from the other legal moves.
+def is_visible(env: Any, action: int, viewers: Sequence[int], samples: int = 8) -> bool:
+    """Whether every seat in ``viewers`` can tell ``action`` from any other possible move.
 
-    Each legal move is applied to the current state with the same chance draws; the move is
-    visible to a seat if the seat's observation after it differs from its observation after
-    every other legal move (votes and face-down cards leave it unchanged).
+    The other possible moves are the other legal moves in the current state and the legal
+    moves in ``samples`` states that ``rules.sample_state`` draws as the viewer sees the game
+    (the mover's hidden cards resampled), all played with the same chance draws. The move is
+    hidden from a viewer if one of them leaves the viewer's observation as ``action`` does: a
+    vote, or a card laid face down, even when it was the only card the mover could play.
     """
     rules, obs, state = env.rules, env.observation, env.game_state
+    rng = np.random.default_rng(0)
 
-    def after(a: int, seat: int) -> bytes:
-        return obs.encode(rules.apply_action(state, a, np.random.default_rng(0)), seat).tobytes()
+    def seen(position: Any, a: int, seat: int) -> bytes:
+        after = rules.apply_action(position, a, np.random.default_rng(0))
+        return obs.encode(after, seat).tobytes()
 
-    others = [a for a in env.legal_actions() if a != action]
-    return all(all(after(action, seat) != after(a, seat) for a in others) for seat in viewers)
+    for seat in viewers:
+        mine = seen(state, action, seat)
+        positions = [state, *(rules.sample_state(state, seat, rng) for _ in range(samples))]
+        for position in positions:
+            others = [a for a in rules.legal_actions(position) if a != action]
+            if any(seen(position, a, seat) == mine for a in others):
+                return False
+    return True
 
 
 def play(
@@ -184,17 +194,17 @@ def play(
         seat = env.game_state.to_play
         if seat in humans:
             action = ask_human(env, seat, read, write, style)
-            shown = env.rules.describe_action(action)
         else:
             obs = env.observe(env.agent_selection)
             view = GameView(env.rules, env.config, env.game_state, seat)
             action = int(bots[seat].act(obs["observation"], obs["action_mask"], view))
-            hidden = humans and not is_visible(env, action, humans)
-            shown = "moved (hidden)" if hidden else env.rules.describe_action(action)
-        if seat not in humans:
-            write(style(f"player_{seat} ({specs[seat]}): {shown}", "32"))
-            if pause:
-                time.sleep(pause)
+        # The move is announced to the table: to the other humans only if they could see it.
+        others = [h for h in humans if h != seat]
+        hidden = others and not is_visible(env, action, others)
+        shown = "moved (hidden)" if hidden else env.rules.describe_action(action)
+        write(style(f"player_{seat} ({specs[seat]}): {shown}", "36" if seat in humans else "32"))
+        if pause and seat not in humans:
+            time.sleep(pause)
         env.step(action)
     return env
 
