@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -429,12 +430,12 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
-@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_no_worker_outlives_a_killed_tournament(tmp_path, signal_name):
     proc = subprocess.Popen(
         [*EVALUATE, "--game", "kdk", "--agents", "random", "heuristic", "--games", "2000",
          "--workers", "2", "--no-progress", "--out", str(tmp_path / "r.json")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
         end = time.monotonic() + 60
@@ -448,15 +449,19 @@ def test_no_worker_outlives_a_killed_tournament(tmp_path, signal_name):
             ]
         assert len(workers) >= 2, "the workers did not start"
         time.sleep(1.0)  # mid-tournament
-        proc.send_signal(getattr(signal, signal_name))
+        # Ctrl-C at a terminal signals the whole process group, the workers too; the others
+        # go to the parent alone.
+        kill = os.killpg if signal_name == "SIGINT" else os.kill
+        kill(proc.pid, getattr(signal, signal_name))
         _, err = proc.communicate(timeout=30)
         end = time.monotonic() + 5
         while any(map(_alive, workers)) and time.monotonic() < end:
             time.sleep(0.1)
         assert not any(map(_alive, workers)), f"workers left after {signal_name}"
-        if signal_name == "SIGTERM":
+        said = {"SIGTERM": "terminated", "SIGINT": "interrupted"}.get(signal_name)
+        if said:
             assert err.strip().splitlines() == [
-                "error: terminated; the tournament was stopped and nothing was written"
+                f"error: {said}; the tournament was stopped and nothing was written"
             ]
         assert not (tmp_path / "r.json").exists()
     finally:
