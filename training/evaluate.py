@@ -63,6 +63,7 @@ An agent that returns an action its mask forbids stops the tournament with an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
@@ -72,7 +73,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,7 +262,10 @@ def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, An
         )
         finished = False
         try:
-            futures = [pool.submit(play_game, job) for job in jobs]
+            # The workers start inside submit; started with Ctrl-C ignored, they cannot be
+            # interrupted while still importing, before _worker_start runs.
+            with _sigint_ignored():
+                futures = [pool.submit(play_game, job) for job in jobs]
             for fut in as_completed(futures):
                 records.append(fut.result())
                 bar.update()
@@ -272,6 +276,19 @@ def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, An
             pool.shutdown(wait=finished, cancel_futures=not finished)
     bar.close()
     return sorted(records, key=lambda r: r["index"])
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C in this block (in the main thread; signals belong to it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _worker_start(parent: int) -> None:
