@@ -10,6 +10,8 @@ A record (:mod:`tablegym.records`) is replayed exactly from its seed and actions
 if it does not end with the recorded scores and winners. A viewpoint is one seat
 (``render.to_text(state, viewer=seat)``: the public state and that seat's hidden cards),
 ``public`` (nobody's hidden cards) or ``all`` (the public state and every seat's hidden cards).
+The move of each step is shown as the viewpoint saw it: a move hidden from the seat (a vote, a
+card laid face down; see :func:`is_visible`) reads "moved (hidden)", in the public view too.
 
 Terminal commands: Enter or ``n`` next, ``b`` back, ``j N`` jump to step N, ``v SEAT``,
 ``v public`` or ``v all`` change the viewpoint, ``?`` help, ``q`` quit (a closed stdin quits
@@ -37,9 +39,48 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tablegym.cli import OneLineParser
 from tablegym.games import env_class
 from tablegym.records import check_writable, read_records, replay
+
+
+def is_visible(
+    rules: Any,
+    observation: Any,
+    state: Any,
+    action: int,
+    viewers: Sequence[int],
+    samples: int = 8,
+) -> bool:
+    """Whether every seat in ``viewers`` can tell ``action`` (by ``state.to_play``) from any
+    other possible move.
+
+    A move is hidden from a viewer if another legal move leaves the viewer's observation as
+    ``action`` does (a vote, a card laid face down), all played with the same chance draws.
+    A forced move is checked against the moves of states that ``rules.sample_state`` draws as
+    the viewer sees the game: the only card the mover could lay face down is still hidden.
+    """  # fmt: skip
+
+    def seen(position: Any, a: int, seat: int) -> bytes:
+        after = rules.apply_action(position, a, np.random.default_rng(0))
+        return observation.encode(after, seat).tobytes()
+
+    legal = rules.legal_actions(state)
+    for seat in viewers:
+        mine = seen(state, action, seat)
+        if any(seen(state, a, seat) == mine for a in legal if a != action):
+            return False
+        # With a choice, a hidden move would have matched another legal move just above.
+        if len(legal) == 1:
+            rng = np.random.default_rng(0)
+            for _ in range(samples):
+                position = rules.sample_state(state, seat, rng)
+                others = [a for a in rules.legal_actions(position) if a != action]
+                if any(seen(position, a, seat) == mine for a in others):
+                    return False
+    return True
 
 
 class Game:
@@ -54,16 +95,36 @@ class Game:
         for action in record["actions"]:
             env.step(action)
             self.states.append(env.game_state)
-        self.rules, self.rendering = env.rules, env.rendering
+        self.rules, self.rendering, self.observation = env.rules, env.rendering, env.observation
         self.num_players = env.config.num_players
+        self._hidden: dict[int, int] = {}
 
-    def move(self, step: int) -> str:
-        """The move that leads from position ``step - 1`` to ``step`` ("" for the deal)."""
+    def hidden_from(self, step: int) -> int:
+        """Bit mask of the seats that could not see the move of ``step`` (0 for the deal)."""
+        if step == 0:
+            return 0
+        if step not in self._hidden:
+            state, action = self.states[step - 1], self.record["actions"][step - 1]
+            others = [s for s in range(self.num_players) if s != state.to_play]
+            self._hidden[step] = sum(
+                1 << s
+                for s in others
+                if not is_visible(self.rules, self.observation, state, action, [s])
+            )
+        return self._hidden[step]
+
+    def move(self, step: int, viewpoint: int | str = "all") -> str:
+        """The move that leads from position ``step - 1`` to ``step``, as ``viewpoint`` saw it:
+        a seat that could not see it, and the public view if any seat could not, get
+        "moved (hidden)"."""
         if step == 0:
             return "the deal"
         seat = self.states[step - 1].to_play
         spec, action = self.record["agents"][seat], self.record["actions"][step - 1]
-        return f"player_{seat} ({spec}): {self.rules.describe_action(action)}"
+        mask = 0 if viewpoint == "all" else self.hidden_from(step)
+        hidden = mask if viewpoint == "public" else mask >> viewpoint & 1 if mask else 0
+        shown = "moved (hidden)" if hidden else self.rules.describe_action(action)
+        return f"player_{seat} ({spec}): {shown}"
 
     def lines(self, step: int, viewpoint: int | str) -> list[str]:
         """The position ``step`` as seen from ``viewpoint`` (a seat, ``public`` or ``all``)."""
@@ -123,7 +184,7 @@ def browse(
             who = "everything" if viewpoint == "all" else (
                 "public" if viewpoint == "public" else f"player_{viewpoint}"
             )  # fmt: skip
-            write(f"--- step {step}/{last}: {game.move(step)}   [view: {who}]")
+            write(f"--- step {step}/{last}: {game.move(step, viewpoint)}   [view: {who}]")
             write("\n".join(game.lines(step, viewpoint)))
         show = True
         try:
@@ -183,6 +244,7 @@ def page_data(game: Game) -> dict[str, Any]:
         "lines": list(table),
         "frames": frames,
         "moves": [game.move(step) for step in range(len(game.states))],
+        "hidden": [game.hidden_from(step) for step in range(len(game.states))],
     }
 
 
@@ -235,7 +297,10 @@ function lines(step, v) {
 function show() {
   const step = Number(slider.value);
   document.getElementById("counter").textContent = "step " + step + " / " + slider.max;
-  document.getElementById("move").textContent = D.moves[step];
+  const v = view.value, mask = D.hidden[step];
+  const hidden = v === "all" ? 0 : v === "public" ? mask : (mask >> Number(v)) & 1;
+  document.getElementById("move").textContent =
+    hidden ? D.moves[step].replace(/: .*$/, ": moved (hidden)") : D.moves[step];
   board.replaceChildren(...lines(step, view.value).map(([i, own]) => {
     const span = document.createElement("span");
     const text = D.lines[i];

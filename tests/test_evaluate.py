@@ -366,6 +366,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         (["--games", "many"], "error: argument --games: invalid int value: 'many'"),
         (["--out", "/sys/tablegym-test/r.json"], "error: --out /sys/tablegym-test/r.json:"),
         (["--record", "/sys/tablegym-test/games"], "error: --record /sys/tablegym-test/games:"),
+        (["--record", "games.json"], "error: --record games.json: give a directory"),
     ],
 )
 def test_cli_bad_input_is_one_line_naming_the_option(tmp_path, args, message):

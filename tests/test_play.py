@@ -16,7 +16,8 @@ import pytest
 from helpers import make, random_playout
 
 from tablegym.records import read_records, replay
-from training.play import is_visible, move_table, parse_move
+from tablegym.replay import is_visible
+from training.play import move_table, parse_move
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -164,12 +165,12 @@ def test_hidden_choices_are_hidden_and_open_moves_are_shown():
             others = [s for s in range(3) if s != state.to_play]
             last = sum(c != rules.NO_CARD for c in state.pending) == 2
             action = int(np.flatnonzero(game.action_mask())[0])
-            assert is_visible(game, action, others) == last
+            assert is_visible(rules, game.observation, state, action, others) == last
             seen["shown" if last else "hidden"] += 1
     assert seen["hidden"] > 10 and seen["shown"] > 5
     env = make("kingup", 3)
     env.reset(seed=1)
-    assert is_visible(env, env.legal_actions()[0], [1, 2])  # a placement
+    assert is_visible(env.rules, env.observation, env.game_state, 0, [1, 2])  # a placement
     votes = set()
     for game in random_playout(env, seed=1):
         state = game.game_state
@@ -177,7 +178,9 @@ def test_hidden_choices_are_hidden_and_open_moves_are_shown():
             last = sum(v >= 0 for v in state.votes) == 2
             # Without NO cards in hand everyone knows the vote is YES.
             choice = state.no_left[state.to_play] > 0
-            visible = is_visible(game, env.rules.YES, [(state.to_play + 1) % 3])
+            visible = is_visible(
+                env.rules, env.observation, state, env.rules.YES, [(state.to_play + 1) % 3]
+            )
             assert visible == (last or not choice)
             votes.add((last, choice))
     assert (False, True) in votes and (True, True) in votes

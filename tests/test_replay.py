@@ -73,6 +73,20 @@ def test_viewpoints_show_each_seat_its_own_cards_and_all_of_them_to_everything()
     assert parse_viewpoint("player_2", 3) == 2 and parse_viewpoint("ALL", 3) == "all"
 
 
+def test_a_seat_does_not_see_the_moves_hidden_from_it():
+    """Up & Down cards are chosen face down: only the last chooser's card is seen at once."""
+    game = Game(record("updown", 3, seed=2))
+    masks = [game.hidden_from(step) for step in range(len(game.states))]
+    step = next(s for s, mask in enumerate(masks) if mask)
+    mover = game.states[step - 1].to_play
+    assert masks[step] == sum(1 << s for s in range(3) if s != mover)
+    action = game.rules.describe_action(game.record["actions"][step - 1])
+    assert game.move(step, "all").endswith(action) and game.move(step, mover).endswith(action)
+    assert game.move(step, (mover + 1) % 3).endswith(": moved (hidden)")
+    assert game.move(step, "public").endswith(": moved (hidden)")
+    assert sum(map(bool, masks)) > 10 and not all(masks[1:])
+
+
 def test_page_data_rebuilds_every_view_of_every_step():
     """The compact page data (line table, shared prefix + own lines) loses nothing."""
     game = Game(record("kingup", 4, seed=5, num_rounds=1))
@@ -249,6 +263,18 @@ def test_the_page_in_headless_chromium(tmp_path):
         assert [s for s, _, _ in seen[1]] == list(range(steps + 1))
         assert all(ok for _, ok, _ in seen[1])
         assert seen[1][1][2] == Game(rec).move(1)
+        # A vote hidden from player_1 is hidden in its view, shown in everything's.
+        game = Game(rec)
+        step = next(s for s in range(1, steps + 1) if game.hidden_from(s) & 2)
+        shown = browser.js(f"""(() => {{
+            const slider = document.getElementById('slider'), v = document.getElementById('view');
+            slider.value = {step}; v.value = '1'; v.dispatchEvent(new Event('change'));
+            const seat = document.getElementById('move').textContent;
+            v.value = 'all'; v.dispatchEvent(new Event('change'));
+            return [seat, document.getElementById('move').textContent];
+        }})()""")
+        assert shown == [game.move(step, 1), game.move(step, "all")]
+        assert shown[0].endswith("moved (hidden)") and "vote" in shown[1]
         # The next button, then a seat's viewpoint: its favourites appear.
         browser.js("document.getElementById('slider').value = 3; document.getElementById("
                    "'next').click()")  # fmt: skip

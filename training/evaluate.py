@@ -571,6 +571,10 @@ def check_args(args: argparse.Namespace) -> dict[str, Any]:
         for path in (args.out, args.out.with_suffix(".csv"), args.out.with_suffix(".png")):
             check_writable(path, "--out")
     if args.record is not None:
+        if args.record.suffix == ".json":  # a directory called x.json is surely a mistake
+            raise ValueError(
+                f"--record {args.record}: give a directory (a file per game) or a .jsonl file"
+            )
         check_writable(args.record, "--record", directory=args.record.suffix != ".jsonl")
     return options
 

@@ -47,6 +47,7 @@ from tablegym.cli import OneLineParser  # noqa: E402
 from tablegym.games import GAMES, PLAYER_COUNTS, env_class  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
 from tablegym.records import check_writable, record_of_env, write_record  # noqa: E402
+from tablegym.replay import is_visible  # noqa: E402
 from training.registry import SPECS, make_agent  # noqa: E402
 
 HUMAN = "human"
@@ -139,32 +140,6 @@ def ask_human(
         write(style(f"{move}; type a move's number or name, ? lists them, q quits", "33"))
 
 
-def is_visible(env: Any, action: int, viewers: Sequence[int], samples: int = 8) -> bool:
-    """Whether every seat in ``viewers`` can tell ``action`` from any other possible move.
-
-    The other possible moves are the other legal moves in the current state and the legal
-    moves in ``samples`` states that ``rules.sample_state`` draws as the viewer sees the game
-    (the mover's hidden cards resampled), all played with the same chance draws. The move is
-    hidden from a viewer if one of them leaves the viewer's observation as ``action`` does: a
-    vote, or a card laid face down, even when it was the only card the mover could play.
-    """
-    rules, obs, state = env.rules, env.observation, env.game_state
-    rng = np.random.default_rng(0)
-
-    def seen(position: Any, a: int, seat: int) -> bytes:
-        after = rules.apply_action(position, a, np.random.default_rng(0))
-        return obs.encode(after, seat).tobytes()
-
-    for seat in viewers:
-        mine = seen(state, action, seat)
-        positions = [state, *(rules.sample_state(state, seat, rng) for _ in range(samples))]
-        for position in positions:
-            others = [a for a in rules.legal_actions(position) if a != action]
-            if any(seen(position, a, seat) == mine for a in others):
-                return False
-    return True
-
-
 def play(
     game: str,
     specs: Sequence[str],
@@ -200,7 +175,9 @@ def play(
             action = int(bots[seat].act(obs["observation"], obs["action_mask"], view))
         # The move is announced to the table: to the other humans only if they could see it.
         others = [h for h in humans if h != seat]
-        hidden = others and not is_visible(env, action, others)
+        hidden = others and not is_visible(
+            env.rules, env.observation, env.game_state, action, others
+        )
         shown = "moved (hidden)" if hidden else env.rules.describe_action(action)
         write(style(f"player_{seat} ({specs[seat]}): {shown}", "36" if seat in humans else "32"))
         if pause and seat not in humans:
