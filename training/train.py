@@ -43,6 +43,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tablegym.cli import OneLineParser  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 
@@ -211,16 +212,9 @@ class Args:
 # -- command line -------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are one line, ``error: ...``, exit status 2."""
-
-    def error(self, message: str) -> Any:
-        self.exit(2, f"error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """argparse from the fields of :class:`Args`; defaults come from the dataclass."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog="tablegym-train",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
