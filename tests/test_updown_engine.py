@@ -79,6 +79,12 @@ def _check_step(before: R.State, action: int, oracle: R.State, engine: R.State, 
         assert engine == oracle
 
 
+@pytest.fixture(autouse=True)
+def parallel_from_64_rows(monkeypatch):
+    """Batches of 64 rows or more take the prange kernels (off by default, see the engine)."""
+    monkeypatch.setattr(E, "PARALLEL_MIN", 64)
+
+
 def _play(options: dict, num_games: int, steps: int, seed: int) -> int:
     """``steps`` random moves in ``num_games`` slots, checked against the rules; games done."""
     vg = VectorGame("updown", num_games, seed=seed, backend="numba", **options)
@@ -221,7 +227,7 @@ def test_same_seed_same_games_and_serial_equals_parallel():
     # Rows are independent: the first 8 slots of a 96-game batch (the parallel kernel) play
     # the very games of an 8-game batch (serial) from the same seed.
     small = VectorGame("updown", 8, seed=5, backend="numba", num_players=4)
-    large = VectorGame("updown", E.PARALLEL_MIN + 32, seed=5, backend="numba", num_players=4)
+    large = VectorGame("updown", 96, seed=5, backend="numba", num_players=4)
     again = VectorGame("updown", 8, seed=5, backend="numba", num_players=4)
     other = VectorGame("updown", 8, seed=6, backend="numba", num_players=4)
     outs = [vg.reset() for vg in (small, large, again, other)]
@@ -281,12 +287,12 @@ def test_roll_draws_from_two_dice_given_a_new_value():
 
 
 def test_play_random_keeps_games_whole():
-    vg = VectorGame("updown", E.PARALLEL_MIN, seed=2, backend="numba", num_players=4)
+    vg = VectorGame("updown", 64, seed=2, backend="numba", num_players=4)
     vg.reset()
     impl = vg._impl
     games = E.play_random(impl.states, impl.rngs, impl.consts, 300)
-    assert games >= E.PARALLEL_MIN * 4  # 55 moves a game
-    for i in range(E.PARALLEL_MIN):
+    assert games >= 64 * 4  # 55 moves a game
+    for i in range(64):
         state = vg.get_state(i)
         assert is_whole(state) and not R.is_terminal(state)
         assert sum(state.tricks) + state.pot + state.lost == R.tricks_played(state)

@@ -43,9 +43,12 @@ or the set-aside pile with probability proportional to the places left there, wh
 uniform deal without a shuffled deck. Same seed, same games; the draws differ from the rules
 core's numpy generator, so the two agree in distribution, not game by game.
 
-Batch kernels loop over rows serially below ``PARALLEL_MIN`` rows and with ``prange`` above
-(a parallel region costs a few microseconds). :func:`play_random` plays uniformly random legal
-actions inside numba, for benchmarks.
+Batch kernels loop over rows serially. Set ``PARALLEL_MIN`` (rows) to let batches of at least
+that many rows take ``prange`` kernels instead; it is off by default because on the shared
+2-core machine this was measured on, an OpenMP parallel region cost about 1.3 µs when the cores
+were free but 5–16 ms while other processes kept them busy: more than a whole serial step of
+1024 rows (about 0.35 ms). :func:`play_random` (uniformly random legal actions inside numba,
+for benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from typing import Any
 
 import numba as nb
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from updown_env import rules
 from updown_env.observation import LAYOUT
@@ -140,15 +144,11 @@ OBS_FIELDS = (
 ZERO, ONE, SCALE, SHIFT = range(4)  # rows of ``values``
 
 CHANGE, CHOOSE, GAME_OVER = int(Phase.CHANGE), int(Phase.CHOOSE), int(Phase.GAME_OVER)
-PARALLEL_MIN = 64
+PARALLEL_MIN: int | None = None  # see the module docstring
+PLAY_PARALLEL_MIN = 64
 
 _U1 = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
-# The lowest set bit times this de Bruijn constant has a unique top 6 bits per bit index.
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
-for _b in range(64):
-    _DEBRUIJN_INDEX[((1 << _b) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _b
 
 
 def setup(config: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -179,9 +179,9 @@ def setup(config: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @nb.njit(cache=True, inline="always")
 def _lowest_bit(m: int) -> int:
-    """Index of the lowest set bit of a nonzero card mask."""
-    low = np.uint64(m & -m)
-    return _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+    """Index of the lowest set bit of a nonzero card mask: one tzcnt (numba's intrinsic; a
+    de Bruijn table lookup measured 4x slower)."""
+    return trailing_zeros(m)
 
 
 @nb.njit(cache=True, inline="always")
@@ -223,6 +223,13 @@ def _roll(rngs: np.ndarray, i: int) -> int:
     """The sum of two dice: one draw of 36 outcomes."""
     q = _below(rngs, i, 36)
     return q // 6 + q % 6 + 2
+
+
+@nb.njit(cache=True, inline="always")
+def _wrap(x: int, n: int) -> int:
+    """x mod n for 0 <= x < 2n: seats clockwise without a division (the table size is not a
+    compile-time constant, so ``%`` would divide)."""
+    return x - n if x >= n else x
 
 
 @nb.njit(cache=True, inline="always")
@@ -311,11 +318,21 @@ def _deal_row(s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray) -> None:
 # -- legality ------------------------------------------------------------------------------
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _write_mask(s: np.ndarray, i: int, prm: np.ndarray, mask: np.ndarray, k: int) -> None:
     """mask[k] = the legal actions of row i ("A trick" 1-2)."""
-    mask[k, :] = False
     phase = s[i, PHASE]
+    if phase == CHOOSE:
+        for a in range(PLAY):
+            mask[k, a] = False
+        # Any card in hand may be played; there is no duty to follow suit. One select per card
+        # (rather than a loop over the set bits) lets the compiler vectorise.
+        m = s[i, HANDS + s[i, TO_PLAY]]
+        for c in range(NUM_CARDS):
+            mask[k, PLAY + c] = (m >> c) & 1
+        return
+    for a in range(mask.shape[1]):
+        mask[k, a] = False
     if phase == CHANGE:
         own = _own_suit(prm, s[i, ORIENTATION], s[i, LEADER])
         mask[k, FLIP] = True
@@ -323,18 +340,12 @@ def _write_mask(s: np.ndarray, i: int, prm: np.ndarray, mask: np.ndarray, k: int
         for suit in range(NUM_SUITS):
             # Rotating to the leader's current suit would leave the rules unchanged.
             mask[k, ROTATE + suit] = suit != own
-    elif phase == CHOOSE:
-        # Any card in hand may be played; there is no duty to follow suit.
-        m = s[i, HANDS + s[i, TO_PLAY]]
-        while m:
-            mask[k, PLAY + _lowest_bit(m)] = True
-            m &= m - 1
 
 
 # -- observation ---------------------------------------------------------------------------
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _write_obs(
     s: np.ndarray,
     i: int,
@@ -350,7 +361,9 @@ def _write_obs(
     one = values[ONE]
     scale = values[SCALE]
     shift = values[SHIFT]
-    obs[k, :] = values[ZERO]
+    zero = values[ZERO]
+    for j in range(zero.shape[0]):  # an explicit loop: numba's slice copy is 4x slower
+        obs[k, j] = zero[j]
     orientation = s[i, ORIENTATION]
     # Private: the observer's hand and its own pending choice.
     m = s[i, HANDS + seat]
@@ -364,7 +377,7 @@ def _write_obs(
         obs[k, j] = one[j]
     # Per-seat fields, observer first, then clockwise.
     for r in range(n):
-        q = (seat + r) % n
+        q = _wrap(seat + r, n)
         m = s[i, PLAYED + q]
         base = at[O_PLAYED] + NUM_CARDS * r
         while m:
@@ -385,7 +398,7 @@ def _write_obs(
         obs[k, j] = np.float32(_popcount(s[i, HANDS + q])) * scale[j] + shift[j]
     result = s[i, LAST_RESULT]
     if result >= 0:
-        j = at[O_LAST_RESULT] + (result - seat + n) % n
+        j = at[O_LAST_RESULT] + _wrap(result - seat + n, n)
         obs[k, j] = one[j]
     elif result == POT:
         j = at[O_LAST_RESULT] + MAX_SEATS
@@ -395,7 +408,7 @@ def _write_obs(
         obs[k, j] = one[j]
     phase = s[i, PHASE]
     if phase != GAME_OVER:
-        j = at[O_LEADER] + (s[i, LEADER] - seat + n) % n
+        j = at[O_LEADER] + _wrap(s[i, LEADER] - seat + n, n)
         obs[k, j] = one[j]
     j = at[O_SIDE] + s[i, SIDE]
     obs[k, j] = one[j]
@@ -416,7 +429,7 @@ def _write_obs(
     obs[k, j] = np.float32(prm[P_NUM_ROUNDS] - s[i, ROUND] - 1) * scale[j] + shift[j]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _refresh_row(
     s: np.ndarray,
     i: int,
@@ -431,8 +444,9 @@ def _refresh_row(
     to_play = s[i, TO_PLAY]
     seat[i] = to_play
     # After the game nobody acts; like rules (seat -1 indexes the last seat), observe seat n-1.
-    viewer = to_play if to_play >= 0 else prm[P_NUM_PLAYERS] - 1
-    _write_obs(s, i, viewer, prm, at, values, obs, i)
+    if to_play < 0:
+        to_play = prm[P_NUM_PLAYERS] - 1
+    _write_obs(s, i, to_play, prm, at, values, obs, i)
     _write_mask(s, i, prm, mask, i)
 
 
@@ -467,7 +481,7 @@ def _trick_winner(s: np.ndarray, i: int, prm: np.ndarray) -> int:
     return best
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _step_row(
     s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray, action: int, rewards: np.ndarray
 ) -> bool:
@@ -496,7 +510,7 @@ def _step_row(
     card = action - PLAY
     s[i, HANDS + p] &= ~(1 << card)
     s[i, PENDING + p] = card
-    nxt = (p + 1) % n
+    nxt = _wrap(p + 1, n)
     leader = s[i, LEADER]
     if nxt != leader:
         s[i, TO_PLAY] = nxt
@@ -525,7 +539,7 @@ def _step_row(
         s[i, LAST_TRICK + seat] = c
         s[i, PENDING + seat] = NO_CARD
     if not last:
-        nxt = (leader + 1) % n  # 4: the next player clockwise leads
+        nxt = _wrap(leader + 1, n)  # 4: the next player clockwise leads
         s[i, PHASE] = CHANGE
         s[i, LEADER] = nxt
         s[i, TO_PLAY] = nxt
@@ -595,7 +609,7 @@ def _refresh_parallel(states, prm, at, values, obs, mask, seat):
         _refresh_row(states, i, prm, at, values, obs, mask, seat)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _step_one(states, rngs, i, prm, at, values, actions, obs, mask, seat, rewards, done):
     ended = _step_row(states, rngs, i, prm, actions[i], rewards)
     done[i] = ended
@@ -663,7 +677,7 @@ _PARALLEL = {"deal": _deal_parallel, "refresh": _refresh_parallel, "step": _step
 
 
 def _pick(rows: int) -> dict[str, Any]:
-    return _PARALLEL if rows >= PARALLEL_MIN else _SERIAL
+    return _PARALLEL if PARALLEL_MIN is not None and rows >= PARALLEL_MIN else _SERIAL
 
 
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:
@@ -703,7 +717,8 @@ def observe(states: np.ndarray, consts: tuple, seats: np.ndarray, obs: np.ndarra
 def play_random(states: np.ndarray, rngs: np.ndarray, consts: tuple, num_steps: int) -> int:
     """Play ``num_steps`` uniformly random legal actions in every row, dealing anew after each
     finished game, without observations; the number of games finished."""
-    return int(_pick(len(states))["play_random"](states, rngs, consts[0], num_steps))
+    kernel = _play_parallel if len(states) >= PLAY_PARALLEL_MIN else _play_serial
+    return int(kernel(states, rngs, consts[0], num_steps))
 
 
 # -- conversions ---------------------------------------------------------------------------
