@@ -7,8 +7,6 @@ C, S, H, D = clubs, spades, hearts, diamonds. Rules are cited from ``shared/rule
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from updown_positions import ALL_CARDS, C, D, H, S, card, mask
@@ -16,11 +14,11 @@ from updown_positions import ALL_CARDS, C, D, H, S, card, mask
 from agents.base import GameView
 from agents.heuristic_updown import HeuristicUpDown
 from agents.random_agent import RandomAgent
+from training.evaluate import wilson
 from updown_env import observation, raw_env
 from updown_env import rules as R
 from updown_env.rules import DOWN, FLIP, ROLL, UP, Phase, play_action, rotate_action
 
-Z95 = 1.959963984540054
 # The heuristic's win rate must clear the fair share by this much at the Wilson lower bound.
 MARGIN = 0.1
 
@@ -189,14 +187,6 @@ def test_leader_rolls_for_a_trump_only_it_can_hold():
 
 
 # -- strength against random play ------------------------------------------------------------
-
-
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 def tournament(n: int, games: int, seed: int = 0) -> tuple[int, float]:

@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from updown_positions import is_whole, reshuffle_hidden
+from updown_positions import is_whole, mask, reshuffle_hidden
 from updown_positions import positions as _positions
 
 from updown_env import observation
@@ -51,6 +51,20 @@ def test_sample_keeps_the_observation_and_changes_only_the_hidden(n):
             changed += sample != state
     # Nearly every position has something hidden; a uniform redeal rarely lands on the truth.
     assert changed > 0.95 * positions
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_the_observation_names_every_card_the_sample_may_move(n):
+    # "Complete public information": the cards a seat cannot place from its observation (its
+    # hand, its choice, this round's revealed cards) are exactly the pool sample_state redeals.
+    for state in _positions(n, games=2, num_rounds=2):
+        for seat in range(n):
+            raw = observation.decode(observation.encode(state, seat))
+            seen = raw["hand"] + raw["my_choice"] + raw["played"].sum(axis=0)
+            others = [s for s in range(n) if s != seat]
+            pool = mask(*(state.pending[s] for s in others if state.pending[s] != NO_CARD))
+            pool |= state.aside | mask(*(c for s in others for c in R.cards_of(state.hands[s])))
+            assert set(np.flatnonzero(seen == 0)) == set(R.cards_of(pool))
 
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)

@@ -98,7 +98,6 @@ from updown_env.rules import (
     POT,
     Phase,
     State,
-    cards_of,
 )
 
 P = MAX_PLAYERS
@@ -135,7 +134,7 @@ _F = {
             "per seat, tricks won over all rounds",
             seats=True,
             range_doc="0–R·h",
-        ),  # fmt: skip
+        ),
         Field("hand_sizes", P, MAX_HAND, "per seat, cards in hand", seats=True),
         Field("tricks_left", 1, MAX_HAND, "tricks of this round still to resolve"),
         Field("round", 1, _rounds, "rounds before this one", range_doc="0–R−1 (÷R)"),
@@ -177,83 +176,111 @@ _AT = LAYOUT.at
 _SAT = STATE_LAYOUT.at
 # Seat order seen from each observer: _ORDER[n][seat][j] is the seat j places clockwise.
 _ORDER = {n: tuple(tuple((s + j) % n for j in range(n)) for s in range(n)) for n in DIRECTIONS}
+# The ``suits`` field's flags as one int (bit 4j + suit), per player count, orientation and
+# observer ("Components": the suit facing direction d is (d + r) mod 4).
+_SUIT_ROWS = {
+    n: tuple(
+        tuple(
+            sum(1 << (NUM_SUITS * j + (dirs[s] + r) % NUM_SUITS) for j, s in enumerate(order))
+            for order in _ORDER[n]
+        )
+        for r in range(NUM_SUITS)
+    )
+    for n, dirs in DIRECTIONS.items()
+}
 # Index of each last-trick result in ``last_result`` after the four seats.
 _RESULT = {POT: P, LOST: P + 1}
 
 
-def _public(
-    state: State, order: tuple[int, ...], at: dict[str, int]
-) -> tuple[list[int], list[int], list[int]]:
-    """The public fields, seats in ``order``: indices of the flags that are 1, and indices
-    and raw values of the counts."""
+def _count_index(at: dict[str, int], n: int) -> np.ndarray:
+    """Indices of the counts, in the order :func:`_public` lists their raw values."""
+    pot, left, rnd, rounds_left, tricks, sizes = (
+        at[name] for name in ("pot", "tricks_left", "round", "rounds_left", "tricks", "hand_sizes")
+    )
+    return np.array(
+        [pot, left, rnd, rounds_left, *range(tricks, tricks + n), *range(sizes, sizes + n)]
+    )
+
+
+# Fixed per player count: index arrays scatter faster than lists.
+_OBS_COUNTS = {n: _count_index(_AT, n) for n in DIRECTIONS}
+_STATE_COUNTS = {n: np.append(_count_index(_SAT, n), _SAT["lost"]) for n in DIRECTIONS}
+
+
+def _public(state: State, order: tuple[int, ...], at: dict[str, int]) -> tuple[int, list[int]]:
+    """The public fields, seats in ``order``: the flags as one int (bit i set: index i is 1),
+    and the raw values of the counts (pot, tricks left, round, rounds left, tricks, hand
+    sizes)."""
     n = state.num_players
-    dirs = DIRECTIONS[n]
     first = order[0]
-    ones = [
-        at["side"] + state.side,
-        at["trump"] + state.trump - MIN_VALUE,
-        at["phase"] + state.phase,
-        at["num_players"] + n - 2,
-    ]
+    bits = (
+        1 << (at["side"] + state.side)
+        | 1 << (at["trump"] + state.trump - MIN_VALUE)
+        | 1 << (at["phase"] + state.phase)
+        | 1 << (at["num_players"] + n - 2)
+        | _SUIT_ROWS[n][state.orientation][first] << at["suits"]
+    )
     for j, s in enumerate(order):
-        ones.append(at["suits"] + NUM_SUITS * j + (dirs[s] + state.orientation) % NUM_SUITS)
-        start = at["played"] + C * j
-        ones += [start + c for c in cards_of(state.played[s])]
+        bits |= state.played[s] << (at["played"] + C * j)  # a card mask is a row of flags
         if state.last_trick[s] != NO_CARD:
-            ones.append(at["last_trick"] + C * j + state.last_trick[s])
+            bits |= 1 << (at["last_trick"] + C * j + state.last_trick[s])
     if state.phase is not Phase.GAME_OVER:
-        ones.append(at["leader"] + (state.leader - first) % n)
+        bits |= 1 << (at["leader"] + (state.leader - first) % n)
     result = state.last_result
     if result >= 0:
-        ones.append(at["last_result"] + (result - first) % n)
+        bits |= 1 << (at["last_result"] + (result - first) % n)
     elif result in _RESULT:
-        ones.append(at["last_result"] + _RESULT[result])
-    where = [at["pot"], at["tricks_left"], at["round"], at["rounds_left"]]
+        bits |= 1 << (at["last_result"] + _RESULT[result])
     raw = [
         state.pot,
         HAND_SIZE[n] - state.played[0].bit_count(),
         state.round,
         state.num_rounds - state.round - 1,
     ]
-    where += range(at["tricks"], at["tricks"] + n)
     raw += [state.tricks[s] for s in order]
-    where += range(at["hand_sizes"], at["hand_sizes"] + n)
     raw += [state.hands[s].bit_count() for s in order]
-    return ones, where, raw
+    return bits, raw
+
+
+def _vector(
+    layout: Layout, bits: int, where: np.ndarray, raw: list[int], **params: int
+) -> np.ndarray:
+    """The raw vector (the flags of ``bits``, the counts at ``where``), scaled by the layout."""
+    flags = np.frombuffer(bits.to_bytes(-(-layout.size // 8), "little"), dtype=np.uint8)
+    vec = np.unpackbits(flags, count=layout.size, bitorder="little").astype(np.float32)
+    vec[where] = raw
+    return layout.scale(vec, **params)
 
 
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and pending choice."""
-    order = _ORDER[state.num_players][seat]
-    ones, where, raw = _public(state, order, _AT)
-    ones += [_AT["hand"] + c for c in cards_of(state.hands[seat])]
+    n = state.num_players
+    order = _ORDER[n][seat]
+    bits, raw = _public(state, order, _AT)
+    bits |= state.hands[seat] << _AT["hand"]
     if state.pending[seat] != NO_CARD:
-        ones.append(_AT["my_choice"] + state.pending[seat])
-    ones += [_AT["chosen"] + j for j, s in enumerate(order) if state.pending[s] != NO_CARD]
-    return LAYOUT.pack(
-        ones + where, [1] * len(ones) + raw, **_params(state.num_players, state.num_rounds)
-    )
+        bits |= 1 << (_AT["my_choice"] + state.pending[seat])
+    for j, s in enumerate(order):
+        if state.pending[s] != NO_CARD:
+            bits |= 1 << (_AT["chosen"] + j)
+    return _vector(LAYOUT, bits, _OBS_COUNTS[n], raw, num_players=n, num_rounds=state.num_rounds)
 
 
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats."""
     n = state.num_players
-    ones, where, raw = _public(state, _ORDER[n][0], _SAT)
+    bits, raw = _public(state, _ORDER[n][0], _SAT)
     for s in range(n):
-        ones += [_SAT["hands"] + C * s + c for c in cards_of(state.hands[s])]
+        bits |= state.hands[s] << (_SAT["hands"] + C * s)
         if state.pending[s] != NO_CARD:
-            ones.append(_SAT["pending"] + C * s + state.pending[s])
-    ones += [_SAT["aside"] + c for c in cards_of(state.aside)]
-    ones.append(_SAT["orientation"] + state.orientation)
+            bits |= 1 << (_SAT["pending"] + C * s + state.pending[s])
+    bits |= state.aside << _SAT["aside"]
+    bits |= 1 << (_SAT["orientation"] + state.orientation)
     if state.to_play >= 0:
-        ones.append(_SAT["to_play"] + state.to_play)
-    where.append(_SAT["lost"])
+        bits |= 1 << (_SAT["to_play"] + state.to_play)
     raw.append(state.lost)
-    return STATE_LAYOUT.pack(ones + where, [1] * len(ones) + raw, **_params(n, state.num_rounds))
-
-
-def _params(num_players: int, num_rounds: int) -> dict[str, int]:
-    return {"num_players": num_players, "num_rounds": num_rounds}
+    counts = _STATE_COUNTS[n]
+    return _vector(STATE_LAYOUT, bits, counts, raw, num_players=n, num_rounds=state.num_rounds)
 
 
 def params_of(obs: np.ndarray) -> dict[str, int]:
@@ -264,7 +291,7 @@ def params_of(obs: np.ndarray) -> dict[str, int]:
     """
     num_players = int(np.argmax(obs[LAYOUT.slices["num_players"]])) + 2
     elapsed = float(obs[_AT["round"]]) + float(obs[_AT["rounds_left"]])
-    return _params(num_players, round(1.0 / (1.0 - elapsed)))
+    return {"num_players": num_players, "num_rounds": round(1.0 / (1.0 - elapsed))}
 
 
 def decode(obs: np.ndarray) -> dict[str, np.ndarray]:
