@@ -286,12 +286,14 @@ def test_roll_draws_from_two_dice_given_a_new_value():
     assert _chi2(trumps[keep], probs[keep] / probs.sum()) < 45
 
 
-def test_play_random_keeps_games_whole():
+def test_random_play_keeps_games_whole_and_rows_independent():
     vg = VectorGame("updown", 64, seed=2, backend="numba", num_players=4)
     vg.reset()
     impl = vg._impl
-    games = E.play_random(impl.states, impl.rngs, impl.consts, 300)
-    assert games >= 64 * 4  # 55 moves a game
+    states, rngs = impl.states[:8].copy(), impl.rngs[:8].copy()
+    assert E.random_play(impl.states, impl.rngs, impl.consts, 300) == 64 * 300  # prange
+    assert E.random_play(states, rngs, impl.consts, 300) == 8 * 300  # serial
+    assert np.array_equal(states, impl.states[:8]) and np.array_equal(rngs, impl.rngs[:8])
     for i in range(64):
         state = vg.get_state(i)
         assert is_whole(state) and not R.is_terminal(state)

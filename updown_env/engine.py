@@ -47,7 +47,7 @@ Batch kernels loop over rows serially. Set ``PARALLEL_MIN`` (rows) to let batche
 that many rows take ``prange`` kernels instead; it is off by default because on the shared
 2-core machine this was measured on, an OpenMP parallel region cost about 1.3 µs when the cores
 were free but 5–16 ms while other processes kept them busy: more than a whole serial step of
-1024 rows (about 0.35 ms). :func:`play_random` (uniformly random legal actions inside numba,
+1024 rows (about 0.35 ms). :func:`random_play` (uniformly random legal actions inside numba,
 for benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
 """
 
@@ -671,9 +671,9 @@ def _play_parallel(states, rngs, prm, num_steps):
 
 
 _SERIAL = {"deal": _deal_serial, "refresh": _refresh_serial, "step": _step_serial,
-           "observe": _observe_serial, "play_random": _play_serial}  # fmt: skip
+           "observe": _observe_serial}  # fmt: skip
 _PARALLEL = {"deal": _deal_parallel, "refresh": _refresh_parallel, "step": _step_parallel,
-             "observe": _observe_parallel, "play_random": _play_parallel}  # fmt: skip
+             "observe": _observe_parallel}  # fmt: skip
 
 
 def _pick(rows: int) -> dict[str, Any]:
@@ -714,11 +714,12 @@ def observe(states: np.ndarray, consts: tuple, seats: np.ndarray, obs: np.ndarra
     _pick(len(states))["observe"](states, *consts, seats, obs)
 
 
-def play_random(states: np.ndarray, rngs: np.ndarray, consts: tuple, num_steps: int) -> int:
-    """Play ``num_steps`` uniformly random legal actions in every row, dealing anew after each
-    finished game, without observations; the number of games finished."""
+def random_play(states: np.ndarray, rngs: np.ndarray, consts: tuple, num_steps: int) -> int:
+    """Play ``num_steps`` uniformly random legal actions in every row inside numba (finished
+    games dealt anew, no observations written); the number of decisions made."""
     kernel = _play_parallel if len(states) >= PLAY_PARALLEL_MIN else _play_serial
-    return int(kernel(states, rngs, consts[0], num_steps))
+    kernel(states, rngs, consts[0], num_steps)
+    return len(states) * num_steps
 
 
 # -- conversions ---------------------------------------------------------------------------
@@ -796,7 +797,7 @@ __all__ = [
     "deal",
     "from_state",
     "observe",
-    "play_random",
+    "random_play",
     "refresh",
     "setup",
     "step",
