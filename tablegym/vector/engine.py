@@ -24,6 +24,10 @@ named column offsets documented beside its code, plus one uint64 generator state
     the observations of ``seats[i]`` in row i.
 ``to_state(row, config) -> rules.State`` and ``from_state(state, config) -> row``
     conversions to and from the readable core.
+``random_play(states, rngs, consts, num_steps) -> int`` (optional)
+    ``num_steps`` uniformly random legal actions in every row chosen inside the engine
+    (finished games dealt anew, no observations written); returns the decisions made. It is
+    what ``benchmarks/bench_vector.py`` measures as in-engine random play.
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ class EngineBackend:
         obs = np.empty((len(self.states), self.obs_size), dtype=np.float32)
         self.engine.observe(self.states, self.consts, seats, obs)
         return obs
+
+    def random_play(self, num_steps: int) -> int:
+        """Random legal play inside the engine (``random_play`` of the contract); decisions made."""
+        return self.engine.random_play(self.states, self.rngs, self.consts, num_steps)
 
     def get_state(self, i: int) -> Any:
         return self.engine.to_state(self.states[i], self.config)
