@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
 from kingup_env import rules as R
 from kingup_env.observation import LAYOUT
 
@@ -101,6 +102,7 @@ O_ROUND_SCORES = _at["round_scores"]  # + P * round + relative seat
 O_TOTALS = _at["totals"]
 O_REVEALED = _at["revealed_cards"]  # + P * C * round + C * relative seat + candidate
 
+SCRATCH = NUM_ACTIONS + R.NUM_FLOORS  # per-thread scratch: legal ids, then candidates per floor
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
 
 U12, U25, U27, U32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
@@ -180,7 +182,8 @@ def _start_round(st, round_idx, starter, n, no_cards, placements):
 @njit(cache=True)
 def _deal_row(st, rngs, i, n, no_cards, placements):
     """Setup: shuffle the favourite deck (Fisher-Yates), round 1 started by seat 0."""
-    st[:] = 0
+    for k in range(NUM_COLUMNS):
+        st[k] = 0
     for k in range(NUM_CARDS):
         st[DECK + k] = k
     for k in range(NUM_CARDS - 1, 0, -1):
@@ -195,12 +198,16 @@ def _deal_row(st, rngs, i, n, no_cards, placements):
 
 
 @njit(cache=True)
-def _legal(st, n, out):
-    """Write the sorted legal action ids of the seat to act into ``out``; return how many."""
+def _legal(st, n, out, count):
+    """Write the sorted legal action ids of the seat to act into ``out``; return how many.
+
+    ``count`` is scratch space for the candidates per floor (at least 6 entries).
+    """
     phase = st[PHASE]
     k = 0
     if phase == PLACE_PHASE or phase == CLIMB_PHASE:
-        count = np.zeros(R.NUM_FLOORS + 1, dtype=np.int64)
+        for f in range(R.NUM_FLOORS):
+            count[f] = 0
         for c in range(C):
             f = st[FLOORS + c]
             if 0 <= f < R.NUM_FLOORS:
@@ -379,7 +386,8 @@ def _put(obs, j, raw, scale, shift):
 @njit(cache=True)
 def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
     """observation.encode(state, seat): raw values by field, then the layout's affine map."""
-    obs[:] = base
+    for j in range(OBS_SIZE):  # an explicit loop: numba's slice assignment is 5x slower
+        obs[j] = base[j]
     for c in range(C):
         _put(obs, O_CASTLE + 9 * c + st[FLOORS + c], 1, scale, shift)
     card = st[FAVOURITES + seat]
@@ -428,9 +436,10 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
 
 @njit(cache=True)
 def _mask_row(st, n, legal, mask):
-    """The legal-action mask of the seat to act."""
-    mask[:] = False
-    k = _legal(st, n, legal)
+    """The legal-action mask of the seat to act (``legal``: scratch of NUM_ACTIONS + 6)."""
+    for j in range(NUM_ACTIONS):
+        mask[j] = False
+    k = _legal(st, n, legal[:NUM_ACTIONS], legal[NUM_ACTIONS:])
     for j in range(k):
         mask[legal[j]] = True
 
@@ -471,7 +480,7 @@ def _deal_parallel(states, rngs, consts):
 @njit(cache=True)
 def _refresh_serial(states, consts, obs, mask, seat):
     n, num_rounds, _, _, _, scale, shift, base = consts
-    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+    legal = np.empty(SCRATCH, dtype=np.int64)
     for i in range(states.shape[0]):
         st = states[i]
         seat[i] = st[TO_PLAY]
@@ -483,7 +492,7 @@ def _refresh_serial(states, consts, obs, mask, seat):
 def _refresh_parallel(states, consts, obs, mask, seat):
     n, num_rounds, _, _, _, scale, shift, base = consts
     for i in prange(states.shape[0]):
-        legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+        legal = np.empty(SCRATCH, dtype=np.int64)
         st = states[i]
         seat[i] = st[TO_PLAY]
         _mask_row(st, n, legal, mask[i])
@@ -492,7 +501,7 @@ def _refresh_parallel(states, consts, obs, mask, seat):
 
 @njit(cache=True)
 def _step_serial(states, rngs, consts, actions, obs, mask, seat, rewards, done):
-    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+    legal = np.empty(SCRATCH, dtype=np.int64)
     for i in range(states.shape[0]):
         _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
 
@@ -500,7 +509,7 @@ def _step_serial(states, rngs, consts, actions, obs, mask, seat, rewards, done):
 @njit(cache=True, parallel=True)
 def _step_parallel(states, rngs, consts, actions, obs, mask, seat, rewards, done):
     for i in prange(states.shape[0]):
-        legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+        legal = np.empty(SCRATCH, dtype=np.int64)
         _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
 
 
@@ -522,11 +531,11 @@ def _observe_parallel(states, consts, seats, obs):
 def _random_row(i, states, rngs, consts, num_steps):
     """``num_steps`` uniformly random legal actions in game i, redealing finished games."""
     n, num_rounds, reward, no_cards, placements = consts[:5]
-    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+    legal = np.empty(SCRATCH, dtype=np.int64)
     out = np.zeros(P, dtype=np.float32)
     st = states[i]
     for _ in range(num_steps):
-        k = _legal(st, n, legal)
+        k = _legal(st, n, legal[:NUM_ACTIONS], legal[NUM_ACTIONS:])
         before = st[ROUNDS_DONE]
         over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
         _rewards_row(st, before, n, reward, out)

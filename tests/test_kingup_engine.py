@@ -28,6 +28,7 @@ def engine():
         vg.reset()
         vg.step(pick(np.random.default_rng(0), vg.mask))
         vg.observe(np.zeros(size, dtype=np.int64))
+        vg._impl.random_play(1)
     return E
 
 
@@ -107,11 +108,17 @@ def differential(n: int, reward: str, num_rounds: int, size: int, games: int, se
 
 
 @pytest.mark.parametrize(
-    ("n", "reward", "num_rounds", "size"),
-    [(3, "win", 3, SERIAL), (4, "score", 3, PARALLEL), (5, "relative", 3, 7), (6, "win", 1, 5)],
+    ("n", "reward", "num_rounds", "size", "games"),
+    [
+        (3, "win", 3, SERIAL, 3 * SERIAL),
+        (4, "score", 3, PARALLEL, 3 * PARALLEL),
+        (5, "relative", 3, 7, 60),
+        (6, "win", 1, 5, 60),
+    ],
 )
-def test_engine_matches_the_rules_core_step_by_step(engine, n, reward, num_rounds, size):
-    differential(n, reward, num_rounds, size, games=2 * size if size > 8 else 30, seed=n)
+def test_engine_matches_the_rules_core_step_by_step(engine, n, reward, num_rounds, size, games):
+    steps = differential(n, reward, num_rounds, size, games, seed=n)
+    assert steps >= 30 * games  # whole games were played (a round takes at least 4n + 1 steps)
 
 
 @pytest.mark.slow

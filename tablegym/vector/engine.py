@@ -33,11 +33,19 @@ named column offsets documented beside its code, plus one uint64 generator state
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 import numpy as np
 
 from tablegym.games import GAMES, observation_of, rules_of
+
+# numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning after every parallel
+# region; stepped from Python, between regions, they take the cores that the Python side and
+# the next region need (King Up! at B=1024 on 2 cores: about 1.2M decisions/s spinning, 2.0M
+# passive). libgomp reads this when numba first loads it; a user's own setting wins. Engines
+# import this module before their first parallel region.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 class EngineBackend:
