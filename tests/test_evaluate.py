@@ -214,8 +214,8 @@ def test_ranks_order_winners_then_scores_and_share_ties():
 
 def test_results_do_not_depend_on_the_number_of_workers():
     lineup = ["random", "random", "heuristic"]
-    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"rounds": 1})
-    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"rounds": 1})
+    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"num_rounds": 1})
+    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"num_rounds": 1})
     assert one["results"] == two["results"]
     strip = ("sec_per_move", "sec_per_decision")
     assert [{k: v for k, v in r.items() if k not in strip} for r in one["agents"]] == [
@@ -272,14 +272,14 @@ def test_cli_end_to_end(tmp_path):
     cmd = [
         sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
         "--agents", "heuristic", "random", "random", "--num-players", "3",
-        "--option", "rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
+        "--option", "num_rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
         "--out", str(out),
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["game"] == "kingup" and result["games"] == 3 and result["seed"] == 2
-    assert result["options"] == {"rounds": 1, "num_players": 3}
+    assert result["options"] == {"num_rounds": 1, "num_players": 3}
     assert [r["spec"] for r in result["agents"]] == ["heuristic", "random"]
     for row in result["agents"]:
         assert {"win_rate", "win_rate_ci", "mean_score", "mean_rank", "rating"} <= set(row)
