@@ -43,12 +43,13 @@ or the set-aside pile with probability proportional to the places left there, wh
 uniform deal without a shuffled deck. Same seed, same games; the draws differ from the rules
 core's numpy generator, so the two agree in distribution, not game by game.
 
-Batch kernels loop over rows serially. Set ``PARALLEL_MIN`` (rows) to let batches of at least
-that many rows take ``prange`` kernels instead; it is off by default because on the shared
-2-core machine this was measured on, an OpenMP parallel region cost about 1.3 µs when the cores
-were free but 5–16 ms while other processes kept them busy: more than a whole serial step of
-1024 rows (about 0.35 ms). :func:`random_play` (uniformly random legal actions inside numba,
-for benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
+Batch kernels loop over rows serially below ``PARALLEL_MIN`` rows and with ``prange`` from
+there. Measured on the shared 2-core machine of this project with OpenMP workers waiting
+passively (``tablegym.vector.engine`` sets ``OMP_WAIT_POLICY=passive``; spinning workers made a
+region cost up to 16 ms while other processes kept the cores busy): a region costs about 8 µs;
+at 64 rows serial and prange were even, from 256 rows prange was as fast or faster.
+:func:`random_play` (uniformly random legal actions inside numba, for benchmarks) is one long
+region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
 from updown_env import rules
 from updown_env.observation import LAYOUT
 from updown_env.rules import (
@@ -144,7 +146,7 @@ OBS_FIELDS = (
 ZERO, ONE, SCALE, SHIFT = range(4)  # rows of ``values``
 
 CHANGE, CHOOSE, GAME_OVER = int(Phase.CHANGE), int(Phase.CHOOSE), int(Phase.GAME_OVER)
-PARALLEL_MIN: int | None = None  # see the module docstring
+PARALLEL_MIN = 256  # rows; see the module docstring
 PLAY_PARALLEL_MIN = 64
 
 _U1 = np.uint64(1)
@@ -677,7 +679,7 @@ _PARALLEL = {"deal": _deal_parallel, "refresh": _refresh_parallel, "step": _step
 
 
 def _pick(rows: int) -> dict[str, Any]:
-    return _PARALLEL if PARALLEL_MIN is not None and rows >= PARALLEL_MIN else _SERIAL
+    return _PARALLEL if rows >= PARALLEL_MIN else _SERIAL
 
 
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:
