@@ -43,13 +43,14 @@ or the set-aside pile with probability proportional to the places left there, wh
 uniform deal without a shuffled deck. Same seed, same games; the draws differ from the rules
 core's numpy generator, so the two agree in distribution, not game by game.
 
-Batch kernels loop over rows serially below ``PARALLEL_MIN`` rows and with ``prange`` from
-there. Measured on the shared 2-core machine of this project with OpenMP workers waiting
-passively (``tablegym.vector.engine`` sets ``OMP_WAIT_POLICY=passive``; spinning workers made a
-region cost up to 16 ms while other processes kept the cores busy): a region costs about 8 µs;
-at 64 rows serial and prange were even, from 256 rows prange was as fast or faster.
-:func:`random_play` (uniformly random legal actions inside numba, for benchmarks) is one long
-region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
+The per-step batch kernels (``step``, ``observe``) loop over rows serially below
+``PARALLEL_MIN`` rows and with ``prange`` from there; ``deal`` and ``refresh`` (reset,
+``set_state``) always run serially. Measured on this project's shared 2-core machine with
+OpenMP workers waiting passively (``tablegym.vector.engine`` sets ``OMP_WAIT_POLICY=passive``;
+spinning workers made a region cost up to 16 ms while other processes kept the cores busy): a
+region costs about 8 µs; at 64 rows serial and prange were even, from 256 rows prange was as
+fast or faster. :func:`random_play` (uniformly random legal actions inside numba, for
+benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
 """
 
 from __future__ import annotations
@@ -583,8 +584,10 @@ def _random_action(s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray) -> 
 # -- batch kernels -------------------------------------------------------------------------
 
 
-# Each loop is written twice, serial and parallel: numba keys its cache by function name and
-# line, so one closure compiled both ways would share (and overwrite) cache entries.
+# ``reset`` and ``set_state`` are rare: dealing and refreshing run serially (a prange variant of
+# each cost 3.6 s of cold compile for a millisecond per reset of 1024 rows). The per-step loops
+# are written twice, serial and parallel: numba keys its cache by function name and line, so one
+# function compiled both ways would share (and overwrite) cache entries.
 
 
 @nb.njit(cache=True)
@@ -593,10 +596,14 @@ def _deal_serial(states: np.ndarray, rngs: np.ndarray, prm: np.ndarray) -> None:
         _deal_row(states, rngs, i, prm)
 
 
-@nb.njit(cache=True, parallel=True)
-def _deal_parallel(states: np.ndarray, rngs: np.ndarray, prm: np.ndarray) -> None:
-    for i in nb.prange(states.shape[0]):
-        _deal_row(states, rngs, i, prm)
+# Row functions with the big inlined bodies are compiled once each and called by the serial and
+# the prange loop alike: inlining them into every loop doubled the cold compile time for no
+# measurable speed.
+
+
+@nb.njit(cache=True)
+def _observe_one(states, i, prm, at, values, seats, obs):
+    _write_obs(states, i, seats[i], prm, at, values, obs, i)
 
 
 @nb.njit(cache=True)
@@ -605,13 +612,7 @@ def _refresh_serial(states, prm, at, values, obs, mask, seat):
         _refresh_row(states, i, prm, at, values, obs, mask, seat)
 
 
-@nb.njit(cache=True, parallel=True)
-def _refresh_parallel(states, prm, at, values, obs, mask, seat):
-    for i in nb.prange(states.shape[0]):
-        _refresh_row(states, i, prm, at, values, obs, mask, seat)
-
-
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _step_one(states, rngs, i, prm, at, values, actions, obs, mask, seat, rewards, done):
     ended = _step_row(states, rngs, i, prm, actions[i], rewards)
     done[i] = ended
@@ -635,13 +636,13 @@ def _step_parallel(states, rngs, prm, at, values, actions, obs, mask, seat, rewa
 @nb.njit(cache=True)
 def _observe_serial(states, prm, at, values, seats, obs):
     for i in range(states.shape[0]):
-        _write_obs(states, i, seats[i], prm, at, values, obs, i)
+        _observe_one(states, i, prm, at, values, seats, obs)
 
 
 @nb.njit(cache=True, parallel=True)
 def _observe_parallel(states, prm, at, values, seats, obs):
     for i in nb.prange(states.shape[0]):
-        _write_obs(states, i, seats[i], prm, at, values, obs, i)
+        _observe_one(states, i, prm, at, values, seats, obs)
 
 
 @nb.njit(cache=True)
@@ -672,10 +673,8 @@ def _play_parallel(states, rngs, prm, num_steps):
     return games
 
 
-_SERIAL = {"deal": _deal_serial, "refresh": _refresh_serial, "step": _step_serial,
-           "observe": _observe_serial}  # fmt: skip
-_PARALLEL = {"deal": _deal_parallel, "refresh": _refresh_parallel, "step": _step_parallel,
-             "observe": _observe_parallel}  # fmt: skip
+_SERIAL = {"step": _step_serial, "observe": _observe_serial}
+_PARALLEL = {"step": _step_parallel, "observe": _observe_parallel}
 
 
 def _pick(rows: int) -> dict[str, Any]:
@@ -684,14 +683,14 @@ def _pick(rows: int) -> dict[str, Any]:
 
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:
     """Deal a new game in every row."""
-    _pick(len(states))["deal"](states, rngs, consts[0])
+    _deal_serial(states, rngs, consts[0])
 
 
 def refresh(
     states: np.ndarray, consts: tuple, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray
 ) -> None:
     """Observation, legal-action mask and seat of every row's player to act."""
-    _pick(len(states))["refresh"](states, *consts, obs, mask, seat)
+    _refresh_serial(states, *consts, obs, mask, seat)
 
 
 def step(
