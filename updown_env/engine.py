@@ -66,7 +66,6 @@ from updown_env import rules
 from updown_env.observation import LAYOUT
 from updown_env.rules import (
     DIRECTIONS,
-    DOWN,
     FLIP,
     HAND_SIZE,
     LOST,
@@ -495,7 +494,7 @@ def _step_row(
     if s[i, PHASE] == CHANGE:
         # "A trick" 1: FLIP, ROTATE or ROLL; then the leader chooses a card first.
         if action == FLIP:
-            s[i, SIDE] = 1 - s[i, SIDE]
+            s[i, SIDE] = 1 - s[i, SIDE]  # UP 0 <-> DOWN 1
         elif action == ROLL:
             old = s[i, TRUMP]
             trump = old
@@ -804,4 +803,3 @@ __all__ = [
     "step",
     "to_state",
 ]
-assert DOWN == 1 - UP  # FLIP is ``1 - side``
