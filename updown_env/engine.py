@@ -59,7 +59,8 @@ from typing import Any
 
 import numba as nb
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
+from llvmlite import ir
+from numba.extending import intrinsic
 
 import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
 from updown_env import rules
@@ -179,11 +180,15 @@ def setup(config: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # -- bits and chance -----------------------------------------------------------------------
 
 
-@nb.njit(cache=True, inline="always")
-def _lowest_bit(m: int) -> int:
-    """Index of the lowest set bit of a nonzero card mask: one tzcnt (numba's intrinsic; a
-    de Bruijn table lookup measured 4x slower)."""
-    return trailing_zeros(m)
+@intrinsic
+def _lowest_bit(typingctx: Any, m: Any) -> tuple:
+    """Index of the lowest set bit of a nonzero int64 card mask: LLVM's cttz, one instruction
+    (a de Bruijn table lookup measured 4x slower)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return nb.types.int64(nb.types.int64), codegen
 
 
 @nb.njit(cache=True, inline="always")
