@@ -600,9 +600,8 @@ def _deal_serial(states: np.ndarray, rngs: np.ndarray, prm: np.ndarray) -> None:
         _deal_row(states, rngs, i, prm)
 
 
-# Row functions with the big inlined bodies are compiled once each and called by the serial and
-# the prange loop alike: inlining them into every loop doubled the cold compile time for no
-# measurable speed.
+# A step's row function is inlined into both step loops (about 5 % faster per step than a call
+# passing a dozen arrays, for 1.6 s more cold compile); observing calls one row function.
 
 
 @nb.njit(cache=True)
@@ -616,7 +615,7 @@ def _refresh_serial(states, prm, at, values, obs, mask, seat):
         _refresh_row(states, i, prm, at, values, obs, mask, seat)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _step_one(states, rngs, i, prm, at, values, actions, obs, mask, seat, rewards, done):
     ended = _step_row(states, rngs, i, prm, actions[i], rewards)
     done[i] = ended
