@@ -42,6 +42,7 @@ more than a small batch takes).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,33 @@ O_LAST = _at["last_candidate"]
 O_ROUND_SCORES = _at["round_scores"]  # + P * round + relative seat
 O_TOTALS = _at["totals"]
 O_REVEALED = _at["revealed_cards"]  # + P * C * round + C * relative seat + candidate
+
+# numba's cache is keyed on this file alone, so every constant above is frozen into the cached
+# kernels. The digest of those that come from rules.py and observation.py is kept here: if they
+# change, the import fails until this file is updated to them (which also discards the cache).
+FINGERPRINT = "d3fee7ffabef22ac"
+
+
+def _fingerprint() -> str:
+    """Digest of the constants this engine takes from rules.py and observation.py."""
+    parts = (
+        [getattr(R, k) for k in ("NUM_CANDIDATES", "MAX_PLAYERS", "NUM_CARDS", "NUM_FLOORS",
+                                 "CAPACITY", "UNPLACED", "THRONE", "ELIMINATED", "CLIMB", "YES",
+                                 "NO", "NUM_ACTIONS", "MAX_ROUND_SCORE", "REWARDS")],
+        [(p.name, int(p)) for p in R.Phase],
+        [R.place_action(c, f) for c in range(C) for f in range(1, 5)],
+        R.FAVOURITE_CARDS,
+        [(f.name, LAYOUT.at[f.name], LAYOUT.shapes[f.name]) for f in LAYOUT.fields],
+    )  # fmt: skip
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+if _fingerprint() != FINGERPRINT:
+    raise ImportError(
+        f"kingup_env/engine.py was written for other constants of rules.py/observation.py "
+        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
+        "set FINGERPRINT"
+    )
 
 SCRATCH = NUM_ACTIONS + R.NUM_FLOORS  # per-thread scratch: legal ids, then candidates per floor
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
