@@ -42,11 +42,13 @@ GOALS = {"kingup": 100, "updown": 100}  # x raw_env at B=1024, Python-driven; 50
 
 
 def pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """A uniformly random legal action per row of ``mask``: the k-th legal one, k uniform.
-
-    Counts run down the transposed mask, one vectorised add per action id: at B=1024 about
-    2.5x faster than ``mask.cumsum(1)`` along the short rows.
-    """
+    """A uniformly random legal action per row of ``mask``: the k-th legal one, k uniform."""
+    if len(mask) < 256:
+        counts = mask.sum(1)
+        k = (rng.random(len(mask)) * counts).astype(np.uint8)
+        return np.argmax(mask.cumsum(1, dtype=np.uint8) > k[:, None], axis=1)
+    # Large batches: counts run down the transposed mask, one vectorised add per action id,
+    # about 2.5x faster at B=1024 than cumsum along the short rows (and slower below 256).
     c = np.ascontiguousarray(mask.T).view(np.uint8)  # c[a, i]: legal ids <= a in game i
     for a in range(1, len(c)):
         np.add(c[a], c[a - 1], out=c[a])

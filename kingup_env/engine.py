@@ -42,6 +42,7 @@ more than a small batch takes).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -102,7 +103,34 @@ O_ROUND_SCORES = _at["round_scores"]  # + P * round + relative seat
 O_TOTALS = _at["totals"]
 O_REVEALED = _at["revealed_cards"]  # + P * C * round + C * relative seat + candidate
 
-SCRATCH = NUM_ACTIONS + R.NUM_FLOORS  # per-thread scratch: legal ids, then candidates per floor
+# numba's cache is keyed on this file alone, so every constant above is frozen into the cached
+# kernels. The digest of those that come from rules.py and observation.py is kept here: if they
+# change, the import fails until this file is updated to them (which also discards the cache).
+FINGERPRINT = "d3fee7ffabef22ac"
+
+
+def _fingerprint() -> str:
+    """Digest of the constants this engine takes from rules.py and observation.py."""
+    parts = (
+        [getattr(R, k) for k in ("NUM_CANDIDATES", "MAX_PLAYERS", "NUM_CARDS", "NUM_FLOORS",
+                                 "CAPACITY", "UNPLACED", "THRONE", "ELIMINATED", "CLIMB", "YES",
+                                 "NO", "NUM_ACTIONS", "MAX_ROUND_SCORE", "REWARDS")],
+        [(p.name, int(p)) for p in R.Phase],
+        [R.place_action(c, f) for c in range(C) for f in range(1, 5)],
+        R.FAVOURITE_CARDS,
+        [(f.name, LAYOUT.at[f.name], LAYOUT.shapes[f.name]) for f in LAYOUT.fields],
+    )  # fmt: skip
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+if _fingerprint() != FINGERPRINT:
+    raise ImportError(
+        f"kingup_env/engine.py was written for other constants of rules.py/observation.py "
+        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
+        "set FINGERPRINT"
+    )
+
+CHUNK = 16  # rows per prange piece
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
 
 U12, U25, U27, U32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
@@ -154,6 +182,20 @@ def _below(rngs, i, bound):
 
 
 # -- per-row rules -----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _left(seat, n):
+    """The seat to the left (seat + 1 mod n) without a division: divisions cost more than the
+    rest of a step's bookkeeping."""
+    return 0 if seat + 1 == n else seat + 1
+
+
+@njit(cache=True)
+def _relative(s, seat, n):
+    """Seat ``s`` as seen from ``seat`` (observer first, then clockwise), without a division."""
+    r = s - seat
+    return r + n if r < 0 else r
 
 
 @njit(cache=True)
@@ -268,7 +310,7 @@ def _crown_king(st, n, num_rounds, no_cards, placements):
         st[TO_PLAY] = -1
         return True
     # The next round is started by the player to the left of the crown holder.
-    _start_round(st, st[ROUND] + 1, (st[CROWN] + 1) % n, n, no_cards, placements)
+    _start_round(st, st[ROUND] + 1, _left(st[CROWN], n), n, no_cards, placements)
     return False
 
 
@@ -281,7 +323,7 @@ def _apply(st, action, n, num_rounds, no_cards, placements):
         c = action // 4
         st[FLOORS + c] = action % 4 + 1
         st[PLACEMENTS_LEFT + p] -= 1
-        st[TO_PLAY] = (p + 1) % n
+        st[TO_PLAY] = _left(p, n)
         for s in range(n):
             if st[PLACEMENTS_LEFT + s] > 0:
                 return False
@@ -295,7 +337,7 @@ def _apply(st, action, n, num_rounds, no_cards, placements):
         c = action - CLIMB
         st[FLOORS + c] += 1
         if st[FLOORS + c] != THRONE:
-            st[TO_PLAY] = (p + 1) % n
+            st[TO_PLAY] = _left(p, n)
             return False
         # Election: the mover takes the crown; votes are asked from the crown holder clockwise.
         st[PHASE] = VOTE_PHASE
@@ -306,7 +348,7 @@ def _apply(st, action, n, num_rounds, no_cards, placements):
         return False
     # Vote: hidden until the last one, then revealed at once.
     st[VOTES + p] = 1 if action == NO else 0
-    nxt = (p + 1) % n
+    nxt = _left(p, n)
     if nxt != st[CROWN]:
         st[TO_PLAY] = nxt
         return False
@@ -327,7 +369,7 @@ def _apply(st, action, n, num_rounds, no_cards, placements):
     st[LAST] = c
     st[CANDIDATE] = -1
     st[PHASE] = CLIMB_PHASE
-    st[TO_PLAY] = (st[CROWN] + 1) % n
+    st[TO_PLAY] = _left(st[CROWN], n)
     return False
 
 
@@ -394,7 +436,7 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
     for j in range(CARD_SIZE):
         _put(obs, O_MY_FAV + CARDS[card, j], 1, scale, shift)
     for r in range(n):
-        s = (seat + r) % n
+        s = seat + r - n if seat + r >= n else seat + r
         _put(obs, O_NO_LEFT + r, st[NO_LEFT + s], scale, shift)
         _put(obs, O_PLACEMENTS + r, st[PLACEMENTS_LEFT + s], scale, shift)
         _put(obs, O_SEATS + r, 1, scale, shift)
@@ -403,25 +445,25 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
     _put(obs, O_ROUND + st[ROUND], 1, scale, shift)
     _put(obs, O_NUM_ROUNDS, num_rounds, scale, shift)
     if st[TO_PLAY] >= 0:
-        _put(obs, O_TO_PLAY + (st[TO_PLAY] - seat + n) % n, 1, scale, shift)
-    _put(obs, O_STARTER + (st[STARTER] - seat + n) % n, 1, scale, shift)
+        _put(obs, O_TO_PLAY + _relative(st[TO_PLAY], seat, n), 1, scale, shift)
+    _put(obs, O_STARTER + _relative(st[STARTER], seat, n), 1, scale, shift)
     if st[CROWN] >= 0:
-        _put(obs, O_CROWN + (st[CROWN] - seat + n) % n, 1, scale, shift)
+        _put(obs, O_CROWN + _relative(st[CROWN], seat, n), 1, scale, shift)
     if phase == VOTE_PHASE:
         # Who has voted, never how, until the last vote reveals all.
         for s in range(n):
             if st[VOTES + s] >= 0:
-                _put(obs, O_VOTED + (s - seat + n) % n, 1, scale, shift)
+                _put(obs, O_VOTED + _relative(s, seat, n), 1, scale, shift)
     if st[LAST] >= 0:
         _put(obs, O_LAST + st[LAST], 1, scale, shift)
         for c in range(C):
             m = st[NO_VOTERS + c]
             for s in range(n):
                 if m >> s & 1:
-                    _put(obs, O_NO_VOTES + P * c + (s - seat + n) % n, 1, scale, shift)
+                    _put(obs, O_NO_VOTES + P * c + _relative(s, seat, n), 1, scale, shift)
     done = st[ROUNDS_DONE]
     for r in range(n):
-        s = (seat + r) % n
+        s = seat + r - n if seat + r >= n else seat + r
         total = 0
         for k in range(done):
             points = st[ROUND_SCORES + P * k + s]
@@ -435,124 +477,143 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
 
 
 @njit(cache=True)
-def _mask_row(st, n, legal, mask):
-    """The legal-action mask of the seat to act (``legal``: scratch of NUM_ACTIONS + 6)."""
+def _mask_row(st, n, legal, count, mask):
+    """The legal-action mask of the seat to act (``legal``, ``count``: scratch for _legal)."""
     for j in range(NUM_ACTIONS):
         mask[j] = False
-    k = _legal(st, n, legal[:NUM_ACTIONS], legal[NUM_ACTIONS:])
+    k = _legal(st, n, legal, count)
     for j in range(k):
         mask[legal[j]] = True
 
 
+# -- batch kernels -----------------------------------------------------------------------------
+# Each kernel works on rows lo..hi-1 with its own scratch; the serial twin runs all rows, the
+# parallel one splits them into CHUNK-row pieces under prange (scratch allocated per piece).
+# The constants are unpacked once per call, not per row: per row it cost a fifth of a step.
+
+
 @njit(cache=True)
-def _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal):
-    """Step game i, redeal it if it ended, then write what its next player sees."""
+def _deal_rows(lo, hi, states, rngs, consts):
+    n, _, _, no_cards, placements = consts[:5]
+    for i in range(lo, hi):
+        _deal_row(states[i], rngs, i, n, no_cards, placements)
+
+
+@njit(cache=True)
+def _refresh_rows(lo, hi, states, consts, obs, mask, seat):
+    n, num_rounds, _, _, _, scale, shift, base = consts
+    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    for i in range(lo, hi):
+        st = states[i]
+        seat[i] = st[TO_PLAY]
+        _mask_row(st, n, legal, count, mask[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+
+
+@njit(cache=True)
+def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, done):
+    """Step games lo..hi-1, redeal those that ended, then write what their next players see."""
     n, num_rounds, reward, no_cards, placements, scale, shift, base = consts
-    st = states[i]
-    before = st[ROUNDS_DONE]
-    over = _apply(st, actions[i], n, num_rounds, no_cards, placements)
-    _rewards_row(st, before, n, reward, rewards[i])
-    if over:
-        done[i] = True
-        _deal_row(st, rngs, i, n, no_cards, placements)
-    seat[i] = st[TO_PLAY]
-    _mask_row(st, n, legal, mask[i])
-    _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    for i in range(lo, hi):
+        st = states[i]
+        before = st[ROUNDS_DONE]
+        over = _apply(st, actions[i], n, num_rounds, no_cards, placements)
+        _rewards_row(st, before, n, reward, rewards[i])
+        if over:
+            done[i] = True
+            _deal_row(st, rngs, i, n, no_cards, placements)
+        seat[i] = st[TO_PLAY]
+        _mask_row(st, n, legal, count, mask[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
 
 
-# -- batch kernels: serial and parallel twins --------------------------------------------------
+@njit(cache=True)
+def _observe_rows(lo, hi, states, consts, seats, obs):
+    n, num_rounds, _, _, _, scale, shift, base = consts
+    for i in range(lo, hi):
+        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, obs[i])
+
+
+@njit(cache=True)
+def _random_rows(lo, hi, states, rngs, consts, num_steps):
+    """``num_steps`` uniformly random legal actions in games lo..hi-1, redealing finished ones."""
+    n, num_rounds, reward, no_cards, placements = consts[:5]
+    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    out = np.zeros(P, dtype=np.float32)
+    for i in range(lo, hi):
+        st = states[i]
+        for _ in range(num_steps):
+            k = _legal(st, n, legal, count)
+            before = st[ROUNDS_DONE]
+            over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
+            _rewards_row(st, before, n, reward, out)
+            if over:
+                _deal_row(st, rngs, i, n, no_cards, placements)
 
 
 @njit(cache=True)
 def _deal_serial(states, rngs, consts):
-    n, _, _, no_cards, placements = consts[:5]
-    for i in range(states.shape[0]):
-        _deal_row(states[i], rngs, i, n, no_cards, placements)
+    _deal_rows(0, states.shape[0], states, rngs, consts)
 
 
 @njit(cache=True, parallel=True)
 def _deal_parallel(states, rngs, consts):
-    n, _, _, no_cards, placements = consts[:5]
-    for i in prange(states.shape[0]):
-        _deal_row(states[i], rngs, i, n, no_cards, placements)
+    size = states.shape[0]
+    for k in prange((size + CHUNK - 1) // CHUNK):
+        _deal_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, rngs, consts)
 
 
 @njit(cache=True)
 def _refresh_serial(states, consts, obs, mask, seat):
-    n, num_rounds, _, _, _, scale, shift, base = consts
-    legal = np.empty(SCRATCH, dtype=np.int64)
-    for i in range(states.shape[0]):
-        st = states[i]
-        seat[i] = st[TO_PLAY]
-        _mask_row(st, n, legal, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+    _refresh_rows(0, states.shape[0], states, consts, obs, mask, seat)
 
 
 @njit(cache=True, parallel=True)
 def _refresh_parallel(states, consts, obs, mask, seat):
-    n, num_rounds, _, _, _, scale, shift, base = consts
-    for i in prange(states.shape[0]):
-        legal = np.empty(SCRATCH, dtype=np.int64)
-        st = states[i]
-        seat[i] = st[TO_PLAY]
-        _mask_row(st, n, legal, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+    size = states.shape[0]
+    for k in prange((size + CHUNK - 1) // CHUNK):
+        _refresh_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, consts, obs, mask, seat)
 
 
 @njit(cache=True)
 def _step_serial(states, rngs, consts, actions, obs, mask, seat, rewards, done):
-    legal = np.empty(SCRATCH, dtype=np.int64)
-    for i in range(states.shape[0]):
-        _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
+    _step_rows(0, states.shape[0], states, rngs, consts, actions, obs, mask, seat, rewards, done)
 
 
 @njit(cache=True, parallel=True)
 def _step_parallel(states, rngs, consts, actions, obs, mask, seat, rewards, done):
-    for i in prange(states.shape[0]):
-        legal = np.empty(SCRATCH, dtype=np.int64)
-        _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
+    size = states.shape[0]
+    for k in prange((size + CHUNK - 1) // CHUNK):
+        lo, hi = k * CHUNK, min(size, k * CHUNK + CHUNK)
+        _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, done)
 
 
 @njit(cache=True)
 def _observe_serial(states, consts, seats, obs):
-    n, num_rounds, _, _, _, scale, shift, base = consts
-    for i in range(states.shape[0]):
-        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, obs[i])
+    _observe_rows(0, states.shape[0], states, consts, seats, obs)
 
 
 @njit(cache=True, parallel=True)
 def _observe_parallel(states, consts, seats, obs):
-    n, num_rounds, _, _, _, scale, shift, base = consts
-    for i in prange(states.shape[0]):
-        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, obs[i])
-
-
-@njit(cache=True)
-def _random_row(i, states, rngs, consts, num_steps):
-    """``num_steps`` uniformly random legal actions in game i, redealing finished games."""
-    n, num_rounds, reward, no_cards, placements = consts[:5]
-    legal = np.empty(SCRATCH, dtype=np.int64)
-    out = np.zeros(P, dtype=np.float32)
-    st = states[i]
-    for _ in range(num_steps):
-        k = _legal(st, n, legal[:NUM_ACTIONS], legal[NUM_ACTIONS:])
-        before = st[ROUNDS_DONE]
-        over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
-        _rewards_row(st, before, n, reward, out)
-        if over:
-            _deal_row(st, rngs, i, n, no_cards, placements)
+    size = states.shape[0]
+    for k in prange((size + CHUNK - 1) // CHUNK):
+        _observe_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, consts, seats, obs)
 
 
 @njit(cache=True)
 def _random_serial(states, rngs, consts, num_steps):
-    for i in range(states.shape[0]):
-        _random_row(i, states, rngs, consts, num_steps)
+    _random_rows(0, states.shape[0], states, rngs, consts, num_steps)
 
 
 @njit(cache=True, parallel=True)
 def _random_parallel(states, rngs, consts, num_steps):
-    for i in prange(states.shape[0]):
-        _random_row(i, states, rngs, consts, num_steps)
+    size = states.shape[0]
+    for k in prange((size + CHUNK - 1) // CHUNK):
+        _random_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, rngs, consts, num_steps)
 
 
 # -- the contract (tablegym/vector/engine.py) --------------------------------------------------

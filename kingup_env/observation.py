@@ -7,7 +7,8 @@ field name and ``LAYOUT`` maps them to [0, 1] with one affine map; no bound depe
 options, so ``LAYOUT.decode(obs, raw=True)`` needs no parameters and returns the raw values.
 
 Everything public that matters for the rest of the game is here (``docs/kingup_rules.md``,
-"Public information"), and ``rules.sample_state`` (ISMCTS) keeps exactly these fixed:
+interpretation choice 10 says what is left out and why), and ``rules.sample_state`` (ISMCTS)
+keeps exactly these fixed:
 
 * ``castle``: each candidate's position, eliminated candidates included.
 * ``no_votes[c, seat]``: the seat voted NO when ``c`` was on the throne this round (a candidate
@@ -17,6 +18,11 @@ Everything public that matters for the rest of the game is here (``docs/kingup_r
   finished round ``r``; none of these cards can be dealt again.
 * ``round_scores``, ``totals``, ``crown``, ``starter``, ``to_play``, ``has_voted`` (who has
   voted, never how, until the last vote reveals all).
+
+Speed: the raw entries fixed for a whole round (scores, revealed cards, the observer's card…)
+come from a small cache per seat and round; the others are written with one scatter, then
+``LAYOUT.scale`` applies the affine map. The result is the same as writing every raw value
+afresh, which is what a batched engine has to reproduce.
 
 <!-- layout: kingup_env.observation.LAYOUT -->
 | index | field | shape | raw range | content |
@@ -148,14 +154,18 @@ def encode(state: State, seat: int) -> np.ndarray:
 
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats (seat 0 first)."""
+    st = STATE_LAYOUT.at
+    idx = [
+        st["favourites"] + C * s + c
+        for s, card in enumerate(state.favourites)
+        for c in FAVOURITE_CARDS[card]
+    ]
+    idx += [st["pending_votes"] + 2 * s + v for s, v in enumerate(state.votes) if v >= 0]
+    ones = len(idx)
+    idx += [st["deck_position"] + card for card in state.deck]
     raw = np.zeros(STATE_SIZE, dtype=np.float32)
     raw[:OBS_SIZE] = _raw(state, 0)
-    v = STATE_LAYOUT.views(raw)
-    for s, card in enumerate(state.favourites):
-        v["favourites"][s, list(FAVOURITE_CARDS[card])] = 1
-        if state.votes[s] >= 0:
-            v["pending_votes"][s, state.votes[s]] = 1
-    v["deck_position"][list(state.deck)] = np.arange(1, len(state.deck) + 1)
+    raw[idx] = [*(1,) * ones, *range(1, len(state.deck) + 1)]
     return STATE_LAYOUT.scale(raw)
 
 
@@ -208,19 +218,23 @@ def _round_raw(
     revealed: tuple[tuple[int, ...], ...],
 ) -> np.ndarray:
     """Raw vector of the entries fixed for a whole round (cached, read-only)."""
-    vec = np.zeros(OBS_SIZE, dtype=np.float32)
-    v = LAYOUT.views(vec)
-    v["my_favourites"][list(FAVOURITE_CARDS[card])] = 1
-    v["seats"][:n] = 1
-    v["round"][round_idx] = 1
-    v["num_rounds"][0] = num_rounds
-    v["starter"][(starter - seat) % n] = 1
+    idx = [at["my_favourites"] + c for c in FAVOURITE_CARDS[card]]
+    idx += range(at["seats"], at["seats"] + n)
+    idx += [at["round"] + round_idx, at["starter"] + (starter - seat) % n]
+    raw = [1] * len(idx)
+    idx.append(at["num_rounds"])
+    raw.append(num_rounds)
     for i, (points, cards) in enumerate(zip(round_scores, revealed)):
-        v["round_scores"][i, :n] = _rotate(points, seat)
+        idx += range(at["round_scores"] + P * i, at["round_scores"] + P * i + n)
+        raw += _rotate(points, seat)
         for r, k in enumerate(_rotate(cards, seat)):
-            v["revealed_cards"][i, r, list(FAVOURITE_CARDS[k])] = 1
+            idx += [at["revealed_cards"] + C * (P * i + r) + c for c in FAVOURITE_CARDS[k]]
+            raw += (1,) * 6
     if round_scores:
-        v["totals"][:n] = _rotate(tuple(map(sum, zip(*round_scores))), seat)
+        idx += range(at["totals"], at["totals"] + n)
+        raw += _rotate(tuple(map(sum, zip(*round_scores))), seat)
+    vec = np.zeros(OBS_SIZE, dtype=np.float32)
+    vec[idx] = raw
     vec.flags.writeable = False
     return vec
 
