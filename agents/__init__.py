@@ -1,8 +1,10 @@
-"""Agents that play every tablegym game through ``(observation, action_mask)``."""
+"""Agents that play every tablegym game through ``(observation, action_mask)``.
 
-from agents.base import GAMES, Agent, GameView
+Build agents from spec strings with ``training.registry.make_agent``.
+"""
+
+from agents.base import Agent, GameView
 from agents.ismcts import ISMCTSAgent
 from agents.random_agent import RandomAgent
-from agents.registry import make_agent
 
-__all__ = ["GAMES", "Agent", "GameView", "ISMCTSAgent", "RandomAgent", "make_agent"]
+__all__ = ["Agent", "GameView", "ISMCTSAgent", "RandomAgent"]

@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-GAMES = {"kingup": "kingup_env", "updown": "updown_env", "kdk": "kdk_env"}
-
 
 @dataclass(frozen=True)
 class GameView:

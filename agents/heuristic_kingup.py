@@ -3,10 +3,10 @@
 The strategy in plain words:
 
 * **Know what the others want.** Every player holds one of the 26 known favourite cards. Start
-  from "any card but mine (and my cards of earlier rounds)" for each opponent and update on the
-  revealed votes: a player who voted NO on a candidate rarely holds it, one who let an
-  eliminated candidate pass with YES more often does. This gives, per opponent and candidate,
-  the chance that the candidate is on that opponent's card.
+  from "any card but mine and those revealed at the end of earlier rounds" for each opponent
+  and update on the revealed votes: a player who voted NO on a candidate rarely holds it, one
+  who let an eliminated candidate pass with YES more often does. This gives, per opponent and
+  candidate, the chance that the candidate is on that opponent's card.
 * **Judge a castle like the scorer does.** My points are my favourites' floors (king 10); each
   opponent's are the same sum weighted by those chances. A castle is good by how far my total
   is ahead of the others' (half the mean opponent, half the best one).
@@ -42,15 +42,17 @@ from kingup_env.rules import (
     CLIMB,
     ELIMINATED,
     FAVOURITE_CARDS,
+    MAX_ROUND_SCORE,
     NO,
     NUM_CANDIDATES,
     NUM_CARDS,
-    PLACE,
     THRONE,
     UNPLACED,
     YES,
     Phase,
+    climb_of,
     legal_actions,
+    place_of,
 )
 
 # The 26 x 13 incidence matrix of the favourite cards: CARDS[k, c] = 1 if c is on card k.
@@ -74,18 +76,13 @@ EXPOSURE = {4: 0.3, 5: 1.0}
 
 
 class HeuristicKingUp(Agent):
-    """Rule-of-thumb King Up! player; reads only ``LAYOUT.decode(observation)``."""
+    """Rule-of-thumb King Up! player; reads only ``LAYOUT.decode(observation, raw=True)``."""
 
     spec = "heuristic"
 
     def __init__(self, seed: int | None = None):
         # Only breaks exact ties, so two equal moves are not always chosen in id order.
         self.rng = np.random.default_rng(seed)
-        self.my_cards: dict[int, int] = {}
-
-    def reset(self, seat: int) -> None:
-        """Forget the cards of the previous game."""
-        self.my_cards = {}
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
@@ -94,33 +91,31 @@ class HeuristicKingUp(Agent):
         legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
-        board = Board(LAYOUT.decode(observation), self.my_cards)
+        board = Board(LAYOUT.decode(observation, raw=True))
         values = board.action_values(legal) + self.rng.random(legal.size) * 1e-6
         return int(legal[np.argmax(values)])
 
 
 class Board:
-    """One decision point: the decoded observation plus the opponent model built from it."""
+    """One decision point: the raw observation plus the opponent model built from it."""
 
-    def __init__(self, obs: dict[str, np.ndarray], my_cards: dict[int, int]):
+    def __init__(self, obs: dict[str, np.ndarray]):
         self.n = int(obs["seats"].sum())
         self.round = int(np.argmax(obs["round"]))
-        self.mine = obs["my_favourites"].astype(float)
-        # Remember my own card per round: earlier cards cannot be anyone's card now.
-        my_cards[self.round] = _CARD_ID[frozenset(np.flatnonzero(self.mine).tolist())]
+        self.mine = obs["my_favourites"]
         # Positions: castle column 0 unplaced, 1..6 floors 0..5, 7 throne, 8 eliminated.
         self.pos = np.argmax(obs["castle"], axis=1) - 1
-        self.no_left = np.rint(obs["no_cards_left"][: self.n] * 4).astype(int)
-        self.totals = obs["totals"][: self.n] * 99
-        self.held = self._opponent_model(obs, set(my_cards.values()))
+        self.no_left = obs["no_cards_left"][: self.n].astype(int)
+        self.totals = obs["totals"][: self.n]
+        self.held = self._opponent_model(obs, _dealt_cards(obs))
         # Chance per candidate that some opponent holding a NO card votes NO on it.
         armed = self.held[self.no_left[1:] > 0]
         self.p_killed = 1.0 - np.prod(1.0 - P_NO_IF_NOT_HELD * (1.0 - armed), axis=0)
 
-    def _opponent_model(self, obs: dict[str, np.ndarray], excluded: set[int]) -> np.ndarray:
+    def _opponent_model(self, obs: dict[str, np.ndarray], excluded: list[int]) -> np.ndarray:
         """(n-1) x 13: chance that each opponent (relative seat 1..) holds each candidate."""
         prior = np.ones(NUM_CARDS)
-        prior[list(excluded)] = 0.0
+        prior[excluded] = 0.0
         eliminated = np.flatnonzero(self.pos == ELIMINATED)
         no_votes = obs["no_votes"][:, : self.n]
         rows = []
@@ -143,7 +138,7 @@ class Board:
         pts = np.where((pos >= 0) & (pos < THRONE), pos, 0) + 10.0 * (pos == THRONE)
         mine = pts @ self.mine
         if final and self.round == 2:
-            mine = np.where(mine == 0, 33.0, mine)
+            mine = np.where(mine == 0, float(MAX_ROUND_SCORE), mine)
         opp = self.totals[1:] + pts @ self.held.T
         return self.totals[0] + mine - 0.5 * opp.mean(axis=1) - 0.5 * opp.max(axis=1)
 
@@ -185,12 +180,12 @@ class Board:
             return np.array([self.vote_value(c, a == NO) for a in legal])
         if legal[0] >= CLIMB:
             # Moving up: one floor more, or, from floor 5, an election I can foresee.
-            cs = legal - CLIMB
+            cs = climb_of(legal)
             floors = self.pos[cs] + 1
             base = self.pos
         else:
             # Placing: its points now; the candidates nobody places will go to floor 0.
-            cs, floors = (legal - PLACE) // 4, (legal - PLACE) % 4 + 1
+            cs, floors = place_of(legal)
             base = np.where(self.pos == UNPLACED, 0, self.pos)
         after = np.tile(base, (legal.size, 1))
         after[np.arange(legal.size), cs] = floors
@@ -199,6 +194,13 @@ class Board:
             c = int(cs[i])
             values[i] = self.vote_value(c, self.my_vote_is_no(c))
         return values
+
+
+def _dealt_cards(obs: dict[str, np.ndarray]) -> list[int]:
+    """Cards nobody else can hold now: mine and every card revealed at an earlier round end."""
+    shown = obs["revealed_cards"].reshape(-1, NUM_CANDIDATES)
+    rows = [obs["my_favourites"], *(row for row in shown if row.any())]
+    return [_CARD_ID[frozenset(np.flatnonzero(row).tolist())] for row in rows]
 
 
 # -- search support -----------------------------------------------------------------------
@@ -229,14 +231,18 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     floors = state.floors
     if state.phase is Phase.PLACE:
         # Own favourites onto floors 2..4.
-        group = [a for a in legal if (a - PLACE) // 4 in card and (a - PLACE) % 4] * (
-            r < P_PLACE_OWN
-        )
+        group = [a for a in legal if _place_own_high(a, card)] * (r < P_PLACE_OWN)
     elif r < P_CLIMB_OWN:
-        group = [a for a in legal if a - CLIMB in card and floors[a - CLIMB] < 4]
+        group = [a for a in legal if climb_of(a) in card and floors[climb_of(a)] < 4]
     elif r < P_CLIMB_OWN + P_PUSH_OTHER:
-        group = [a for a in legal if a - CLIMB not in card and floors[a - CLIMB] >= 4]
+        group = [a for a in legal if climb_of(a) not in card and floors[climb_of(a)] >= 4]
     else:
         group = []
     group = group or legal
     return group[int(rand.random() * len(group))]
+
+
+def _place_own_high(action: int, card: frozenset[int]) -> bool:
+    """Whether a placement puts one of ``card``'s candidates on floor 2, 3 or 4."""
+    c, floor = place_of(action)
+    return c in card and floor > 1

@@ -14,19 +14,20 @@ from math import comb, prod
 import numpy as np
 
 from agents.base import Agent, GameView, legal_ids
-from updown_env.observation import LAYOUT
+from updown_env.observation import decode
 from updown_env.rules import (
     DOWN,
     FLIP,
-    MAX_HAND,
     MIN_VALUE,
     NUM_CARDS,
     NUM_SUITS,
     NUM_VALUES,
-    PLAY,
     ROLL,
-    ROTATE,
     UP,
+    card_suit,
+    card_value,
+    played_card,
+    rotated_suit,
 )
 
 VALUES = range(MIN_VALUE, MIN_VALUE + NUM_VALUES)
@@ -46,7 +47,7 @@ def best_weights(u: int, k: int) -> tuple[float, ...]:
 
 
 class HeuristicUpDown(Agent):
-    """Card-counting Up & Down player; reads only ``LAYOUT.decode(observation)``.
+    """Card-counting Up & Down player; reads only ``observation.decode(obs)`` (raw values).
 
     The strategy in plain words:
 
@@ -101,14 +102,14 @@ class HeuristicUpDown(Agent):
         legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
-        table = Table(LAYOUT.decode(observation), self)
+        table = Table(decode(observation), self)
         values = np.array([table.action_value(int(a)) for a in legal])
         values += self.rng.random(values.size) * 1e-9
         return int(legal[np.argmax(values)])
 
 
 class Table:
-    """One decision point: the decoded observation and the count of the cards still out."""
+    """One decision point: the raw observation and the count of the cards still out."""
 
     def __init__(self, obs: dict[str, np.ndarray], weights: HeuristicUpDown):
         self.w = weights
@@ -120,10 +121,10 @@ class Table:
         self.suits = np.argmax(obs["suits"][: self.n], axis=1).tolist()
         self.side = int(np.argmax(obs["side"]))
         self.trump = int(np.argmax(obs["trump"])) + MIN_VALUE
-        self.pot = round(float(obs["pot"][0]) * MAX_HAND)
-        sizes = np.rint(obs["hand_sizes"][: self.n] * MAX_HAND).astype(int)
+        self.pot = int(obs["pot"][0])
         # Cards an opponent held when the trick began: a chosen card is one of them.
-        self.held = [int(sizes[j] + obs["chosen"][j]) for j in range(1, self.n)]
+        held = obs["hand_sizes"] + obs["chosen"]
+        self.held = [int(held[j]) for j in range(1, self.n)]
         self._now: list[tuple[float, float]] | None = None
 
     # -- the opponents ---------------------------------------------------------------------
@@ -145,15 +146,12 @@ class Table:
         result = []
         for j, k in enumerate(self.held, start=1):
             sj = suits[j]
-            trumps = [c for c in out if c % NUM_VALUES + MIN_VALUE == trump]
-            own = [c for c in out if c // NUM_VALUES == sj and c % NUM_VALUES + MIN_VALUE != trump]
+            trumps = [c for c in out if card_value(c) == trump]
+            own = [c for c in out if card_suit(c) == sj and card_value(c) != trump]
             own.sort(reverse=side == UP)
             ranked = trumps + own
             best = best_weights(u, min(k, u))
-            cards = [
-                (c % NUM_VALUES + MIN_VALUE, True, strong * best[i] + plain)
-                for i, c in enumerate(ranked)
-            ]
+            cards = [(card_value(c), True, strong * best[i] + plain) for i, c in enumerate(ranked)]
             idle = u - len(ranked)
             if idle:
                 # Holding nothing eligible (the chance the last ranked card is not reached),
@@ -161,9 +159,7 @@ class Table:
                 p_none = 1.0 - sum(best[: len(ranked)])
                 chance = strong * p_none / idle + plain
                 eligible = set(ranked)
-                cards += [
-                    (c % NUM_VALUES + MIN_VALUE, False, chance) for c in out if c not in eligible
-                ]
+                cards += [(card_value(c), False, chance) for c in out if c not in eligible]
             result.append(cards)
         return result
 
@@ -182,8 +178,7 @@ class Table:
         keep = self.w.keep if len(self.hand) > 1 else 0.0  # the last card has no future
         scores = []
         for card in self.hand:
-            suit, v = divmod(card, NUM_VALUES)
-            v += MIN_VALUE
+            suit, v = card_suit(card), card_value(card)
             mine = v == trump or suit == suits[0]  # 3b: a trump or my own suit
             threat = 0.0
             # Per opponent, the chance of a trump (one alone beats my card; two or more
@@ -219,7 +214,7 @@ class Table:
 
     def future(self, card: int, trump: int) -> float:
         """What keeping ``card`` is worth later: extreme values and the trump value."""
-        v = card % NUM_VALUES + MIN_VALUE
+        v = card_value(card)
         return abs(v - 7) / 5 + (0.5 if v == trump else 0.0)
 
     def rules_value(self, side: int, suits: list[int], trump: int) -> float:
@@ -231,10 +226,10 @@ class Table:
 
     def action_value(self, a: int) -> float:
         """Heuristic value of a legal action."""
-        if a >= PLAY:
+        if a > ROLL:  # a card
             if self._now is None:  # one pass scores every card under the current rules
                 self._now = self.card_scores(self.side, self.suits, self.trump)
-            return self._now[self.hand.index(a - PLAY)][0]
+            return self._now[self.hand.index(played_card(a))][0]
         if a == FLIP:
             return self.rules_value(DOWN if self.side == UP else UP, self.suits, self.trump)
         if a == ROLL:
@@ -245,8 +240,8 @@ class Table:
                 for t in VALUES
                 if t != self.trump
             )
-        # ROTATE: suit a - ROTATE comes to me and every seat's suit turns by the same step.
-        step = (a - ROTATE - self.suits[0]) % NUM_SUITS
+        # ROTATE: the suit comes to me and every seat's suit turns by the same step.
+        step = (rotated_suit(a) - self.suits[0]) % NUM_SUITS
         suits = [(s + step) % NUM_SUITS for s in self.suits]
         return self.rules_value(self.side, suits, self.trump)
 

@@ -1,24 +1,34 @@
-"""Random-play throughput of the tablegym environments beside a PettingZoo peer, in one run.
+"""Random-play throughput of the tablegym environments as ratios to a PettingZoo peer.
 
-Usage: ``python benchmarks/bench_envs.py [--steps 20000] [--repeats 3]``
+Usage: ``python benchmarks/bench_envs.py [--steps 5000] [--rounds 5]``
 
-Prints env steps per second (median of the repeats) of each game's ``raw_env`` and ``env()``
-and of PettingZoo's ``connect_four_v3.env()`` measured in the same process, and each as a
-ratio to that peer. Every step is a full AEC turn: ``last()`` (observation and mask), a
-uniformly random legal action, ``step()``; finished games are reset.
+The peer is PettingZoo's ``connect_four_v3.env()``. The machine is shared, so absolute speeds
+drift; what is reported is each environment's speed divided by the peer's, measured in the
+same round right beside it. Rounds alternate peer and game (peer, game, peer, game, ...), each
+game ratio uses the peer measurements just before and after it, so drift over the run cancels.
+The ratio printed is the median over rounds, with the smallest and largest beside it.
+
+Every step is a full AEC turn: ``last()`` (observation and mask), a uniformly random legal
+action, ``step()``; finished games are reset.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
-GAMES = ("kingup_env", "updown_env", "kdk_env")
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tablegym.games import GAMES, package_of  # noqa: E402
+
+PEER = "connect_four_v3 env()"
 
 
 def steps_per_second(make: Callable[[], object], steps: int, seed: int = 0) -> float:
@@ -40,30 +50,43 @@ def steps_per_second(make: Callable[[], object], steps: int, seed: int = 0) -> f
 
 
 def candidates() -> dict[str, Callable[[], object]]:
-    """Name -> factory for every environment measured."""
-    from pettingzoo.classic import connect_four_v3
-
-    found: dict[str, Callable[[], object]] = {"connect_four_v3 env()": connect_four_v3.env}
-    for pkg in GAMES:
-        mod = importlib.import_module(pkg)
-        found[f"{pkg} raw_env"] = mod.raw_env
-        found[f"{pkg} env()"] = mod.env
+    """Name -> factory for every tablegym environment measured (``raw_env`` and ``env()``)."""
+    found: dict[str, Callable[[], object]] = {}
+    for game in GAMES:
+        package = package_of(game)
+        found[f"{game} raw_env"] = package.raw_env
+        found[f"{game} env()"] = package.env
     return found
 
 
+def interleaved_ratios(
+    envs: dict[str, Callable[[], object]], peer: Callable[[], object], steps: int, rounds: int
+) -> dict[str, list[float]]:
+    """Per environment, its speed over the peer's in each round, peer measured around it."""
+    ratios: dict[str, list[float]] = {name: [] for name in envs}
+    for r in range(rounds):
+        before = steps_per_second(peer, steps, seed=r)
+        for name, make in envs.items():
+            sps = steps_per_second(make, steps, seed=r)
+            after = steps_per_second(peer, steps, seed=r)
+            ratios[name].append(sps / ((before + after) / 2))
+            before = after
+    return ratios
+
+
 def main() -> None:
+    """Measure and print each environment's ratio to connect_four_v3 ``env()``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20_000, help="AEC steps per measurement")
-    parser.add_argument("--repeats", type=int, default=3, help="measurements per env (median)")
+    parser.add_argument("--steps", type=int, default=5_000, help="AEC steps per measurement")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median)")
     args = parser.parse_args()
-    results = {}
-    for name, make in candidates().items():
-        runs = [steps_per_second(make, args.steps, seed=r) for r in range(args.repeats)]
-        results[name] = statistics.median(runs)
-    peer = results["connect_four_v3 env()"]
-    print(f"{'environment':<28}{'steps/s':>12}{'x connect_four':>16}")
-    for name, sps in results.items():
-        print(f"{name:<28}{sps:>12,.0f}{sps / peer:>16.2f}")
+    from pettingzoo.classic import connect_four_v3
+
+    ratios = interleaved_ratios(candidates(), connect_four_v3.env, args.steps, args.rounds)
+    print(f"speed / {PEER}, {args.rounds} interleaved rounds of {args.steps} steps")
+    print(f"{'environment':<20}{'median':>8}{'min':>8}{'max':>8}")
+    for name, values in ratios.items():
+        print(f"{name:<20}{statistics.median(values):>8.2f}{min(values):>8.2f}{max(values):>8.2f}")
 
 
 if __name__ == "__main__":

@@ -2,16 +2,23 @@
 
 No PettingZoo, no printing, no global random state: the only chance in the game, the order of
 the favourite deck, is drawn in :func:`initial_state` from the generator passed in, so every
-later step is deterministic. Rules are cited by the section names of ``shared/rules/kingup.md``.
+later step is deterministic. Rules are cited by the section names of ``shared/rules/kingup.md``;
+``docs/kingup_rules.md`` lists the interpretation choices.
 
-Actions (``NUM_ACTIONS = 67``, the same ids for every agent):
+Actions (``NUM_ACTIONS = 67``, the same ids for every agent); build and read them only with
+:func:`place_action` / :func:`place_of` and :func:`climb_action` / :func:`climb_of`:
 
 ========  =============================================
-0..51     place candidate ``c`` on floor ``f`` (1..4): ``4*c + (f-1)``
-52..64    move candidate ``c`` up one floor: ``52 + c``
+0..51     place candidate ``c`` on floor ``f`` (1..4): ``place_action(c, f)``
+52..64    move candidate ``c`` up one floor: ``climb_action(c)``
 65        vote YES
 66        vote NO
 ========  =============================================
+
+Style: ``State`` is an immutable ``typing.NamedTuple`` of ints and tuples, the idiom of all three
+games. A step builds the next state with ``state._replace(...)`` (or the constructor), never by
+mutation, so a state can be shared, hashed, compared and kept in a search tree; tuple
+construction is several times cheaper than a frozen dataclass's ``__init__`` on every step.
 """
 
 from __future__ import annotations
@@ -47,6 +54,28 @@ YES = 65
 NO = 66
 NUM_ACTIONS = 67
 
+
+def place_action(c: int, floor: int) -> int:
+    """The id ``4*c + floor - 1`` of "place candidate ``c`` on ``floor`` (1..4)"; arrays too."""
+    return PLACE + 4 * c + floor - 1
+
+
+def place_of(action: int) -> tuple[int, int]:
+    """``(candidate, floor)`` of a placement id, the inverse of :func:`place_action`."""
+    c, f = divmod(action - PLACE, 4)
+    return c, f + 1
+
+
+def climb_action(c: int) -> int:
+    """The id ``52 + c`` of "move candidate ``c`` up one floor"; works on numpy arrays too."""
+    return CLIMB + c
+
+
+def climb_of(action: int) -> int:
+    """The candidate of a climbing id, the inverse of :func:`climb_action`."""
+    return action - CLIMB
+
+
 # Pending votes.
 NOT_VOTED = -1
 VOTED_YES = 0
@@ -72,6 +101,8 @@ NUM_CARDS = len(FAVOURITE_CARDS)  # 26
 
 
 class Phase(IntEnum):
+    """What the player to act decides: a placement, a climb, a vote; or nothing any more."""
+
     PLACE = 0
     CLIMB = 1
     VOTE = 2
@@ -80,24 +111,27 @@ class Phase(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Config:
+    """Validated game options (see :func:`make_config`)."""
+
     num_players: int = 4
-    rounds: int = 3
+    num_rounds: int = 3
     reward: str = "win"
 
 
-def make_config(**options: object) -> Config:
+def make_config(
+    num_players: int = 4, num_rounds: int = 3, reward: str = "win", **unknown: object
+) -> Config:
     """Validated options; unknown names or values raise ValueError naming the allowed ones."""
-    check_options(options, ("num_players", "rounds", "reward"))
-    cfg = Config(**options)  # type: ignore[arg-type]
-    check_choice("num_players", cfg.num_players, (3, 4, 5, 6))
-    check_choice("rounds", cfg.rounds, (1, 3))
-    check_choice("reward", cfg.reward, REWARDS)
-    return cfg
+    check_options(unknown, ("num_players", "num_rounds", "reward"))
+    return Config(
+        num_players=check_choice("num_players", num_players, (3, 4, 5, 6)),
+        num_rounds=check_choice("num_rounds", num_rounds, (1, 3)),
+        reward=check_choice("reward", reward, REWARDS),
+    )
 
 
 class State(NamedTuple):
-    """Immutable game state. A NamedTuple rather than a frozen dataclass: it is built on every
-    step, and tuple construction is several times cheaper than a dataclass ``__init__``."""
+    """Immutable game state; see "Style" in the module docstring."""
 
     num_players: int
     num_rounds: int
@@ -114,9 +148,9 @@ class State(NamedTuple):
     candidate: int  # candidate on the throne being voted on, or -1
     votes: tuple[int, ...]  # private until all voted: NOT_VOTED / VOTED_YES / VOTED_NO
     no_voters: tuple[int, ...]  # per candidate, bitmask of seats that voted NO on it this round
-    last_votes: tuple[int, ...]  # revealed votes of the round's last failed election
-    last_candidate: int  # candidate of that election, or -1
+    last_candidate: int  # candidate of the round's last failed election, or -1
     round_scores: tuple[tuple[int, ...], ...]  # one row per finished round
+    revealed: tuple[tuple[int, ...], ...]  # public: favourite card per seat, per finished round
     king: int  # king of the last finished round, or -1
 
 
@@ -129,7 +163,7 @@ def initial_state(config: Config, rng: np.random.Generator) -> State:
     deck = tuple(int(c) for c in rng.permutation(NUM_CARDS))
     state = State(
         num_players=n,
-        num_rounds=config.rounds,
+        num_rounds=config.num_rounds,
         round=0,
         phase=Phase.PLACE,
         to_play=0,
@@ -143,9 +177,9 @@ def initial_state(config: Config, rng: np.random.Generator) -> State:
         candidate=-1,
         votes=(NOT_VOTED,) * n,
         no_voters=(0,) * NUM_CANDIDATES,
-        last_votes=(NOT_VOTED,) * n,
         last_candidate=-1,
         round_scores=(),
+        revealed=(),
         king=-1,
     )
     return start_round(state, round_idx=0, starter=0)
@@ -169,7 +203,6 @@ def start_round(state: State, round_idx: int, starter: int) -> State:
         candidate=-1,
         votes=(NOT_VOTED,) * n,
         no_voters=(0,) * NUM_CANDIDATES,
-        last_votes=(NOT_VOTED,) * n,
         last_candidate=-1,
     )
 
@@ -177,51 +210,51 @@ def start_round(state: State, round_idx: int, starter: int) -> State:
 # -- legality -----------------------------------------------------------------------------
 
 
-def floor_counts(floors: tuple[int, ...]) -> list[int]:
-    """Candidates per floor 0..5."""
-    counts = [0] * NUM_FLOORS
-    for f in floors:
-        if 0 <= f < NUM_FLOORS:
-            counts[f] += 1
-    return counts
+def climb_room(floors: tuple[int, ...]) -> tuple[bool, ...]:
+    """Per floor 0..5, whether a candidate there may move up (Climbing: only into a floor
+    with fewer than 4; from floor 5 always, as the throne is empty whenever a climb is asked)."""
+    return (*[k < CAPACITY for k in map(floors.count, range(1, NUM_FLOORS))], True)
 
 
-def can_climb(floors: tuple[int, ...], counts: list[int], c: int) -> bool:
-    """Climbing: one floor up, only into a floor with room; floor 5 may always enter the throne."""
+def can_climb(floors: tuple[int, ...], c: int) -> bool:
+    """Whether candidate ``c`` may move up one floor."""
     f = floors[c]
-    if f == NUM_FLOORS - 1:
-        return True  # the throne is empty whenever a climb is asked for
-    return 0 <= f < NUM_FLOORS - 1 and counts[f + 1] < CAPACITY
+    return 0 <= f < NUM_FLOORS and climb_room(floors)[f]
+
+
+# The ids per candidate, so that legal_actions builds none by arithmetic: place on 1..4, climb.
+_PLACE_IDS = tuple(tuple(place_action(c, f) for f in range(1, 5)) for c in range(NUM_CANDIDATES))
+_CLIMB_IDS = tuple(climb_action(c) for c in range(NUM_CANDIDATES))
 
 
 def legal_actions(state: State) -> tuple[int, ...]:
     """Sorted action ids open to ``state.to_play``; empty once the game is over."""
-    phase = state.phase
+    phase, floors = state.phase, state.floors
     if phase is Phase.PLACE:
-        counts = floor_counts(state.floors)
-        open_floors = [f for f in range(1, 5) if counts[f] < CAPACITY]
+        # Placement: an unplaced candidate onto floor 1..4 with fewer than 4 candidates.
+        open_floors = [i for i in range(4) if floors.count(i + 1) < CAPACITY]
         return tuple(
-            PLACE + 4 * c + (f - 1)
-            for c in range(NUM_CANDIDATES)
-            if state.floors[c] == UNPLACED
-            for f in open_floors
+            ids[i] for ids, f in zip(_PLACE_IDS, floors) if f == UNPLACED for i in open_floors
         )
     if phase is Phase.CLIMB:
-        counts = floor_counts(state.floors)
-        return tuple(CLIMB + c for c in range(NUM_CANDIDATES) if can_climb(state.floors, counts, c))
+        room = climb_room(floors)
+        return tuple(a for a, f in zip(_CLIMB_IDS, floors) if 0 <= f < NUM_FLOORS and room[f])
     if phase is Phase.VOTE:
         return (YES, NO) if state.no_left[state.to_play] > 0 else (YES,)
     return ()
 
 
 def is_legal(state: State, action: int) -> bool:
-    """Whether ``action`` is open to ``state.to_play`` (the same truth as legal_actions)."""
+    """Whether ``action`` is in ``legal_actions(state)``, without building that tuple.
+
+    ``apply_action`` checks every step with it; a test ties it to ``legal_actions``.
+    """
     phase = state.phase
     if phase is Phase.PLACE and PLACE <= action < CLIMB:
-        c, f = divmod(action - PLACE, 4)
-        return state.floors[c] == UNPLACED and floor_counts(state.floors)[f + 1] < CAPACITY
+        c, f = place_of(action)
+        return state.floors[c] == UNPLACED and state.floors.count(f) < CAPACITY
     if phase is Phase.CLIMB and CLIMB <= action < YES:
-        return can_climb(state.floors, floor_counts(state.floors), action - CLIMB)
+        return can_climb(state.floors, climb_of(action))
     if phase is Phase.VOTE:
         return action == YES or (action == NO and state.no_left[state.to_play] > 0)
     return False
@@ -230,10 +263,10 @@ def is_legal(state: State, action: int) -> bool:
 def describe_action(action: int) -> str:
     """Plain words for an action id, e.g. ``place Erisco on floor 3``."""
     if PLACE <= action < CLIMB:
-        c, f = divmod(action - PLACE, 4)
-        return f"place {NAMES[c]} on floor {f + 1}"
+        c, f = place_of(action)
+        return f"place {NAMES[c]} on floor {f}"
     if CLIMB <= action < YES:
-        return f"move {NAMES[action - CLIMB]} up"
+        return f"move {NAMES[climb_of(action)]} up"
     if action == YES:
         return "vote YES"
     if action == NO:
@@ -258,7 +291,7 @@ def apply_action(state: State, action: int, rng: np.random.Generator | None = No
     if state.phase is Phase.PLACE:
         return apply_place(state, action)
     if state.phase is Phase.CLIMB:
-        return apply_climb(state, action - CLIMB)
+        return apply_climb(state, climb_of(action))
     return apply_vote(state, action == NO)
 
 
@@ -268,9 +301,9 @@ def _set(values: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
 
 def apply_place(state: State, action: int) -> State:
     """Placement phase: one unplaced candidate onto floor 1..4, then the next player."""
-    c, f = divmod(action - PLACE, 4)
+    c, f = place_of(action)
     p, n = state.to_play, state.num_players
-    floors = _set(state.floors, c, f + 1)
+    floors = _set(state.floors, c, f)
     left = _set(state.placements_left, p, state.placements_left[p] - 1)
     if any(left):
         return state._replace(floors=floors, placements_left=left, to_play=(p + 1) % n)
@@ -319,7 +352,6 @@ def eliminate(state: State, votes: tuple[int, ...]) -> State:
         floors=_set(state.floors, c, ELIMINATED),
         no_left=tuple(k - (v == VOTED_NO) for k, v in zip(state.no_left, votes)),
         no_voters=_set(state.no_voters, c, mask),
-        last_votes=votes,
         last_candidate=c,
         votes=(NOT_VOTED,) * n,
         candidate=-1,
@@ -333,8 +365,10 @@ def crown_king(state: State) -> State:
     points = tuple(
         score_card(state.floors, FAVOURITE_CARDS[card], state.round) for card in state.favourites
     )
+    # Scoring: "each player reveals their card", so every card of the round becomes public.
     done = state._replace(
         round_scores=state.round_scores + (points,),
+        revealed=state.revealed + (state.favourites,),
         king=state.candidate,
         votes=(NOT_VOTED,) * state.num_players,
     )
@@ -421,8 +455,9 @@ def sample_state(state: State, seat: int, rng: np.random.Generator) -> State:
 
     What ``seat`` has seen, with perfect recall ("Hidden information"): everything public,
     its own favourite card and its own pending vote. Cards of earlier rounds are known too:
-    at each round's scoring "each player reveals their card", and ``State`` keeps them out of
-    ``favourites`` and ``deck`` anyway, so they are never redrawn. Unseen, and redrawn here:
+    at each round's scoring "each player reveals their card"; ``State.revealed`` keeps them
+    (the observation shows them), and they are in neither ``favourites`` nor ``deck``, so they
+    are never redrawn. Unseen, and redrawn here:
     the other players' current cards and the undealt deck, dealt again uniformly from the pool
     of exactly those cards (so no card is ever duplicated or one already revealed); the
     others' cast but unrevealed votes of an open election, redrawn uniformly among their

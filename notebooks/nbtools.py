@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from training.evaluate import env_class
+from tablegym.games import env_class
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -14,12 +14,17 @@ A game package supplies three pure modules and a thin subclass of :class:`TableG
     ``to_text(state, viewer=None)``.
 
 Everything that is the same for every game lives here once: agent names, spaces, the reward
-bookkeeping of the AEC API, dead steps, seeding, the action log and exact replay, rendering
-modes and the standard wrappers.
+bookkeeping of the AEC API, dead steps, seeding, the checks of action ids, the action log and
+exact replay, rendering modes and the standard wrappers.
+
+Masks are built once per state and handed out read-only: ``observe`` returns the same array
+for the same state without copying it, and a caller that writes into a mask gets an error
+instead of corrupting the masks of later calls. Copy a mask before changing it.
 """
 
 from __future__ import annotations
 
+from numbers import Integral
 from types import ModuleType
 from typing import Any
 
@@ -62,10 +67,13 @@ class TableGameEnv(AECEnv):
         st = self.observation.STATE_LAYOUT
         self.state_space = spaces.Box(st.low, st.high, dtype=np.float32)
         self._rng = np.random.default_rng()
-        self._seed: int | None = None
         self.game_state = None
         self.action_log: list[int] = []
         self._mask_cache: tuple[Any, np.ndarray] | None = None
+        self._no_mask = _read_only(np.zeros(num_actions, dtype=np.int8))
+        # Whether self.rewards holds a non-zero value: a step with all-zero rewards then has
+        # nothing to reset or accumulate.
+        self._rewards_nonzero = False
 
     # -- spaces -----------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -79,12 +87,12 @@ class TableGameEnv(AECEnv):
         """Start a new game; with a seed the whole game is fixed by it and the actions."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._seed = seed
         self.game_state = self.rules.initial_state(self.config, self._rng)
         self.action_log = []
         self._mask_cache = None
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
+        self._rewards_nonzero = False
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
@@ -92,21 +100,31 @@ class TableGameEnv(AECEnv):
         self.agent_selection = self.possible_agents[self.game_state.to_play]
 
     def step(self, action: int | None) -> None:
+        """Play ``action`` (an int action id, numpy's too) for the agent to act."""
+        self._check_reset("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"{agent} must act: None is only for finished agents")
+        action = self._action_id(action)
         before = self.game_state
-        after = self.rules.apply_action(before, int(action), self._rng)
+        after = self.rules.apply_action(before, action, self._rng)
         self.game_state = after
-        self.action_log.append(int(action))
+        self.action_log.append(action)
         self._cumulative_rewards[agent] = 0.0
         step_rewards = self.rules.rewards(before, after, self.config)
-        for a, r in zip(self.possible_agents, step_rewards):
-            self.rewards[a] = float(r)
-        self._accumulate_rewards()
+        # Most steps reward nobody; adding their zeros would change no total.
+        if any(step_rewards):
+            for a, r in zip(self.possible_agents, step_rewards):
+                self.rewards[a] = float(r)
+            self._accumulate_rewards()
+            self._rewards_nonzero = True
+        elif self._rewards_nonzero:
+            for a in self.rewards:
+                self.rewards[a] = 0.0
+            self._rewards_nonzero = False
         if self.rules.is_terminal(after):
             for a in self.agents:
                 self.terminations[a] = True
@@ -117,32 +135,42 @@ class TableGameEnv(AECEnv):
 
     def legal_actions(self) -> tuple[int, ...]:
         """Legal action ids of the agent to act (empty once the game is over)."""
+        self._check_reset("legal_actions()")
         if self.rules.is_terminal(self.game_state):
             return ()
         return self.rules.legal_actions(self.game_state)
 
     def action_mask(self) -> np.ndarray:
-        """int8 mask of the legal actions of the agent to act."""
+        """Read-only int8 mask of the legal actions of the agent to act."""
         cached = self._mask_cache
         if cached is not None and cached[0] is self.game_state:
             return cached[1]
         mask = np.zeros(self.rules.NUM_ACTIONS, dtype=np.int8)
         mask[list(self.legal_actions())] = 1
-        self._mask_cache = (self.game_state, mask)
+        self._mask_cache = (self.game_state, _read_only(mask))
         return mask
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation vector and its (read-only) action mask."""
+        self._check_reset("observe()")
         seat = self.agent_name_mapping[agent]
         obs = self.observation.encode(self.game_state, seat)
         acting = agent == self.agent_selection and not self.terminations.get(agent, True)
-        mask = self.action_mask().copy() if acting else np.zeros(self.rules.NUM_ACTIONS, np.int8)
-        return {"observation": obs, "action_mask": mask}
+        return {"observation": obs, "action_mask": self.action_mask() if acting else self._no_mask}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The agent to act: its observation, reward so far, end flags and info."""
+        self._check_reset("last()")
+        return super().last(observe)
 
     def state(self) -> np.ndarray:
         """The whole game as a vector, hidden information included (see ``STATE_LAYOUT``)."""
+        self._check_reset("state()")
         return self.observation.encode_state(self.game_state)
 
     def render(self) -> str | None:
+        """The position as text (``ansi``), or printed (``human``)."""
+        self._check_reset("render()")
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'.")
             return None
@@ -153,7 +181,29 @@ class TableGameEnv(AECEnv):
         return text
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
+
+    # -- checks -----------------------------------------------------------------------------
+    def _check_reset(self, what: str) -> None:
+        if self.game_state is None:
+            raise RuntimeError(f"call reset() before {what}: no game has been started")
+
+    def _action_id(self, action: Any) -> int:
+        """``action`` as a plain int id; ValueError naming the allowed ids otherwise."""
+        if type(action) is not int:
+            # numpy integers are ids too; bool is an Integral, but True is no action id.
+            if not isinstance(action, Integral) or isinstance(action, bool):
+                raise ValueError(
+                    f"an action must be an integer action id; got {action!r} "
+                    f"of type {type(action).__name__}"
+                )
+            action = int(action)
+        if not 0 <= action < self.rules.NUM_ACTIONS:
+            raise ValueError(
+                f"action {action} is out of range: action ids run from 0 to "
+                f"{self.rules.NUM_ACTIONS - 1}"
+            )
+        return action
 
     # -- replay -----------------------------------------------------------------------------
     @classmethod
@@ -164,6 +214,11 @@ class TableGameEnv(AECEnv):
         for a in actions:
             game.step(a)
         return game
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 def wrap(raw: AECEnv) -> AECEnv:

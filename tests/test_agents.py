@@ -2,37 +2,33 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 
 import numpy as np
 import pytest
+from helpers import random_playout
 
-from agents.base import GAMES, GameView
+from agents.base import GameView
+from agents.catalog import DEFAULT_SIMULATIONS, heuristic_class, rollout_policy
 from agents.heuristic_kingup import HeuristicKingUp
 from agents.ismcts import ISMCTSAgent, cutoff_value, terminal_value
 from agents.random_agent import RandomAgent
-from agents.registry import DEFAULT_SIMULATIONS, HEURISTICS, make_agent
 from kingup_env import raw_env
 from kingup_env import rules as R
 from kingup_env.observation import encode
+from tablegym.games import GAMES, env_class
 from training.evaluate import evaluate
+from training.registry import make_agent
 
 
 def positions(n: int = 4, games: int = 2, every: int = 9, seed: int = 0) -> list[raw_env]:
     """Envs paused every ``every`` steps of random King Up! games."""
     out = []
-    rng = np.random.default_rng(seed)
     for g in range(games):
-        env = raw_env(num_players=n)
-        env.reset(seed=seed + g)
-        step = 0
-        while not R.is_terminal(env.game_state):
+        for step, env in enumerate(random_playout(raw_env(num_players=n), seed + g)):
             if step % every == 0:
                 out.append(raw_env.replay(seed + g, list(env.action_log), num_players=n))
-            env.step(int(rng.choice(np.flatnonzero(env.action_mask()))))
-            step += 1
     return out
 
 
@@ -40,20 +36,6 @@ def to_act(env: raw_env) -> tuple[np.ndarray, np.ndarray, GameView]:
     seat = env.game_state.to_play
     obs = env.observe(env.agent_selection)
     return obs["observation"], obs["action_mask"], GameView(R, env.config, env.game_state, seat)
-
-
-def games_with_sample_state() -> list[str]:
-    """Games that import and whose rules offer ``sample_state`` (others are still written)."""
-    out = []
-    for game, package in GAMES.items():
-        try:
-            rules = importlib.import_module(f"{package}.rules")
-            importlib.import_module(package)
-        except Exception:
-            continue
-        if hasattr(rules, "sample_state"):
-            out.append(game)
-    return out
 
 
 # -- registry -----------------------------------------------------------------------------
@@ -90,27 +72,20 @@ def test_registry_errors_name_the_problem(spec, game, error, text):
         make_agent(spec, game)
 
 
-def test_missing_heuristic_file_is_named(monkeypatch):
-    monkeypatch.setitem(HEURISTICS, "kingup", "agents.heuristic_nowhere:Nope")
-    with pytest.raises(ValueError, match="agents/heuristic_nowhere.py does not exist"):
-        make_agent("heuristic", "kingup")
-
-
-def test_ismcts_needs_sample_state(monkeypatch):
-    package = types.ModuleType("plain_game")
-    package.rules = types.ModuleType("plain_game.rules")
-    monkeypatch.setitem(sys.modules, "plain_game", package)
-    monkeypatch.setitem(sys.modules, "plain_game.rules", package.rules)
-    monkeypatch.setitem(GAMES, "plain", "plain_game")
-    with pytest.raises(ValueError, match="has no sample_state"):
-        make_agent("ismcts:10", "plain")
+@pytest.mark.parametrize("game", list(GAMES))
+def test_registry_builds_every_games_heuristic_and_search(game):
+    heuristic = make_agent("heuristic", game, seed=0)
+    assert isinstance(heuristic, heuristic_class(game)) and heuristic.spec == "heuristic"
+    search = make_agent("ismcts", game, seed=0)
+    assert search.simulations == DEFAULT_SIMULATIONS[game]
+    assert search.rollout_policy is rollout_policy(game)
 
 
 def test_ppo_spec_calls_the_loader(monkeypatch, tmp_path):
     calls = []
-    fake = types.ModuleType("agents.ppo_agent")
+    fake = types.ModuleType("training.ppo_agent")
     fake.load_ppo_agent = lambda path, game, options: calls.append((path, game)) or RandomAgent()
-    monkeypatch.setitem(sys.modules, "agents.ppo_agent", fake)
+    monkeypatch.setitem(sys.modules, "training.ppo_agent", fake)
     model = tmp_path / "model.zip"
     model.write_bytes(b"")
     agent = make_agent(f"ppo:{model}", "kingup")
@@ -180,11 +155,10 @@ def test_ismcts_searches_only_states_its_seat_cannot_tell_apart():
         assert np.array_equal(encode(sample, seat), encode(state, seat))
 
 
-@pytest.mark.parametrize("game", games_with_sample_state())
+@pytest.mark.parametrize("game", list(GAMES))
 def test_ismcts_plays_legal_moves(game):
     # Seconds per move are measured by the evaluation harness (sec_per_move), not asserted.
-    module = importlib.import_module(GAMES[game])
-    env = module.raw_env()
+    env = env_class(game)()
     env.reset(seed=3)
     agent = make_agent("ismcts", game, seed=0)  # the default budget
     times = []  # steps at which the search was asked

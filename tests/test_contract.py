@@ -1,88 +1,97 @@
-"""Checks shared by every tablegym game, parametrised over the game packages.
+"""Checks shared by every tablegym game, parametrised over ``tablegym.games.GAMES``.
 
 Each game has its own scripted tests of its rules; here every game must keep the same
-promises: PettingZoo's API and seed tests, masks that equal the rules' legal actions,
-immutable states, games that end, observations inside their space that hide what a seat may
-not see (resampling the hidden information with ``rules.sample_state`` leaves the seat's view
-unchanged), exact copies and replays.
+promises: the module contract of ``tablegym.games``, PettingZoo's API and seed tests, masks
+that equal the rules' legal actions, immutable states, games that end, observations inside
+their space that hide what a seat may not see (resampling the hidden information with
+``rules.sample_state`` leaves the seat's view unchanged), exact copies and replays, and the
+adapter's clear errors for calls out of order and actions that are no action id.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
+import inspect
 import pickle
 
 import numpy as np
 import pytest
+from helpers import FAST, TABLE_IDS, TABLES, make, random_playout
 from pettingzoo.test import api_test, seed_test
 
-PACKAGES = {"kingup_env": (3, 4, 5, 6), "updown_env": (2, 3, 4), "kdk_env": (2, 3, 4, 5)}
-# Options that keep the slowest game short enough for repeated whole games here.
-FAST = {"kdk_env": {"num_rounds": 1, "max_round_steps": 200}}
+from tablegym.games import (
+    DEFAULT_PLAYERS,
+    GAMES,
+    GameObservation,
+    GameRules,
+    env_class,
+    observation_of,
+    rules_of,
+)
+
+GAME_NAMES = list(GAMES)
+# Options under which rewards come during the game too, not only at its end.
+REWARDED_EVERY_ROUND = {
+    "kingup": {"num_rounds": 3, "reward": "score"},
+    "updown": {"reward": "tricks"},
+    "kdk": {"num_rounds": 2, "max_round_steps": 200, "reward": "score"},
+}
 
 
-def _available() -> list[str]:
-    found = []
-    for name in PACKAGES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            continue
-        found.append(name)
-    return found
+def _protocol_methods(protocol: type) -> list[str]:
+    return [
+        name
+        for name, value in vars(protocol).items()
+        if inspect.isfunction(value) and not name.startswith("_")
+    ]
 
 
-GAMES = [(pkg, n) for pkg in _available() for n in PACKAGES[pkg]]
-IDS = [f"{pkg}-{n}p" for pkg, n in GAMES]
+def _parameters(function) -> list[tuple[str, inspect._ParameterKind]]:
+    """Names and kinds of the parameters, without a method's ``self``."""
+    params = inspect.signature(function).parameters.values()
+    return [(p.name, p.kind) for p in params if p.name != "self"]
 
 
-def make(pkg: str, n: int, raw: bool = True, **options):
-    module = importlib.import_module(pkg)
-    factory = module.raw_env if raw else module.env
-    return factory(num_players=n, **{**FAST.get(pkg, {}), **options})
+@pytest.mark.parametrize(
+    ("load", "protocol"),
+    [(rules_of, GameRules), (observation_of, GameObservation)],
+    ids=["rules", "observation"],
+)
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_modules_keep_the_game_contract(game, load, protocol):
+    module = load(game)
+    assert isinstance(module, protocol), f"{module.__name__} lacks a member of {protocol.__name__}"
+    for name in _protocol_methods(protocol):
+        want = _parameters(getattr(protocol, name))
+        assert _parameters(getattr(module, name)) == want, f"{module.__name__}.{name}{want}"
 
 
-def random_playout(game, seed: int, max_steps: int = 100_000):
-    """Play to the end with uniformly random legal actions; yields each state before a step."""
-    rng = np.random.default_rng(seed)
-    game.reset(seed=seed)
-    for _ in range(max_steps):
-        agent = game.agent_selection
-        if game.terminations[agent]:
-            return
-        yield game
-        legal = np.flatnonzero(game.observe(agent)["action_mask"])
-        game.step(int(legal[rng.integers(legal.size)]))
-    raise AssertionError(f"no game end within {max_steps} steps")
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_api_and_seed(game, n):
+    api_test(make(game, n, raw=False), num_cycles=200)
+    seed_test(lambda: make(game, n, raw=False), num_cycles=200)
 
 
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_api_and_seed(pkg, n):
-    api_test(make(pkg, n, raw=False), num_cycles=200)
-    seed_test(lambda: make(pkg, n, raw=False), num_cycles=200)
-
-
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_metadata_and_errors(pkg, n):
-    game = make(pkg, n)
-    assert game.metadata["name"].endswith("_v0")
-    assert set(game.metadata["render_modes"]) == {"ansi", "human"}
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_metadata_and_errors(game, n):
+    env = make(game, n)
+    assert env.metadata["name"].endswith("_v0")
+    assert set(env.metadata["render_modes"]) == {"ansi", "human"}
     with pytest.raises(ValueError, match="unknown option 'no_such_option'"):
-        make(pkg, n, no_such_option=1)
+        make(game, n, no_such_option=1)
     with pytest.raises(ValueError, match="num_players"):
-        make(pkg, 99)
+        make(game, 99)
     with pytest.raises(ValueError, match="render_mode"):
-        make(pkg, n, render_mode="rgb_array")
+        make(game, n, render_mode="rgb_array")
 
 
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_masks_states_and_observations(pkg, n):
-    game = make(pkg, n)
-    rules = game.rules
-    space = game.observation_space(game.possible_agents[0])
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_masks_states_and_observations(game, n):
+    env = make(game, n)
+    rules = env.rules
+    space = env.observation_space(env.possible_agents[0])
     for seed in range(3):
-        for g in random_playout(game, seed):
+        for g in random_playout(env, seed):
             state = g.game_state
             frozen = copy.deepcopy(state)
             mask = g.observe(g.agent_selection)["action_mask"]
@@ -97,45 +106,45 @@ def test_masks_states_and_observations(pkg, n):
             legal = np.flatnonzero(mask)
             rules.apply_action(state, int(legal[0]), np.random.default_rng(0))
             assert state == frozen, "apply_action must not change the state it is given"
-        assert rules.is_terminal(game.game_state)
-        assert rules.winners(game.game_state), "a finished game has at least one winner"
+        assert rules.is_terminal(env.game_state)
+        assert rules.winners(env.game_state), "a finished game has at least one winner"
 
 
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_illegal_action_is_refused(pkg, n):
-    game = make(pkg, n)
-    game.reset(seed=0)
-    mask = game.observe(game.agent_selection)["action_mask"]
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_illegal_action_is_refused(game, n):
+    env = make(game, n)
+    env.reset(seed=0)
+    mask = env.observe(env.agent_selection)["action_mask"]
     illegal = int(np.flatnonzero(mask == 0)[0])
     with pytest.raises(ValueError, match=f"illegal action {illegal}"):
-        game.step(illegal)
+        env.step(illegal)
 
 
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_copies_and_replay(pkg, n):
-    game = make(pkg, n)
-    it = random_playout(game, seed=5)
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_copies_and_replay(game, n):
+    env = make(game, n)
+    it = random_playout(env, seed=5)
     for _ in range(25):
         next(it, None)
-    twins = [copy.deepcopy(game), pickle.loads(pickle.dumps(game))]
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
     for twin in twins:
-        assert twin.game_state == game.game_state
+        assert twin.game_state == env.game_state
     # The env's own generator must survive the copy: draw from it in all three.
-    draws = {tuple(g._rng.integers(1 << 30, size=4)) for g in [game, *twins]}
+    draws = {tuple(g._rng.integers(1 << 30, size=4)) for g in [env, *twins]}
     assert len(draws) == 1
-    replayed = type(game).replay(5, game.action_log, num_players=n, **FAST.get(pkg, {}))
-    assert replayed.game_state == game.game_state
+    replayed = type(env).replay(5, env.action_log, num_players=n, **FAST.get(game, {}))
+    assert replayed.game_state == env.game_state
 
 
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_no_leak_through_sampled_hidden_information(pkg, n):
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_no_leak_through_sampled_hidden_information(game, n):
     """Resample everything a seat cannot see: that seat's observation must not change."""
-    game = make(pkg, n)
-    rules, obs = game.rules, game.observation
+    env = make(game, n)
+    rules, obs = env.rules, env.observation
     rng = np.random.default_rng(1)
     changed = 0
     for seed in range(2):
-        for step, g in enumerate(random_playout(game, seed)):
+        for step, g in enumerate(random_playout(env, seed)):
             if step % 7:
                 continue
             for seat in range(n):
@@ -147,9 +156,101 @@ def test_no_leak_through_sampled_hidden_information(pkg, n):
     assert changed, "sample_state never changed any hidden information"
 
 
-@pytest.mark.parametrize(("pkg", "n"), GAMES, ids=IDS)
-def test_render_ansi(pkg, n):
-    game = make(pkg, n, render_mode="ansi")
-    game.reset(seed=0)
-    text = game.render()
+@pytest.mark.parametrize(("game", "n"), TABLES, ids=TABLE_IDS)
+def test_render_ansi(game, n):
+    env = make(game, n, render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
     assert isinstance(text, str) and text.strip()
+
+
+# -- the adapter's checks and bookkeeping (issue 15) ---------------------------------------
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_numpy_player_count_reaches_the_env(game):
+    n = DEFAULT_PLAYERS[game]
+    env = env_class(game)(num_players=np.int64(n))
+    assert env.config.num_players == n and type(env.config.num_players) is int
+    assert len(env.possible_agents) == n
+    env.reset(seed=0)
+    assert env.agent_selection in env.possible_agents
+
+
+@pytest.mark.parametrize("call", ["step", "observe", "last", "state", "legal_actions"])
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_calls_before_reset_say_to_reset(game, call):
+    env = env_class(game)()
+    args = {"step": (0,), "observe": ("player_0",)}.get(call, ())
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        getattr(env, call)(*args)
+
+
+@pytest.mark.parametrize("action", [0.7, 2.0, "0", True, np.float64(1.0), None])
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_non_integer_actions_are_refused(game, action):
+    env = env_class(game)()
+    env.reset(seed=0)
+    before = env.game_state
+    with pytest.raises(ValueError, match="integer action id|None is only for finished agents"):
+        env.step(action)
+    assert env.game_state is before and not env.action_log
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_out_of_range_actions_name_the_range(game):
+    env = env_class(game)()
+    env.reset(seed=0)
+    last = env.rules.NUM_ACTIONS - 1
+    for action in (-1, last + 1, np.int64(-3)):
+        with pytest.raises(ValueError, match=rf"out of range: action ids run from 0 to {last}$"):
+            env.step(action)
+    assert not env.action_log
+
+
+@pytest.mark.parametrize("kind", [np.int64, np.int32, np.uint8, int])
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_integer_actions_of_any_kind_are_played(game, kind):
+    env = env_class(game)()
+    env.reset(seed=0)
+    action = env.legal_actions()[0]
+    env.step(kind(action))
+    assert env.action_log == [action] and type(env.action_log[0]) is int
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_writing_into_a_mask_cannot_corrupt_later_masks(game):
+    env = env_class(game)()
+    env.reset(seed=0)
+    agent = env.agent_selection
+    mask = env.observe(agent)["action_mask"]
+    legal = mask.copy()
+    with pytest.raises(ValueError, match="read-only"):
+        mask[:] = 0
+    other = next(a for a in env.possible_agents if a != agent)
+    with pytest.raises(ValueError, match="read-only"):
+        env.observe(other)["action_mask"][0] = 1
+    assert np.array_equal(env.observe(agent)["action_mask"], legal)
+    assert not env.observe(other)["action_mask"].any()
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_cumulative_rewards_are_the_step_rewards_summed(game):
+    """The AEC bookkeeping, recomputed from ``rules.rewards`` alongside a random game."""
+    env = env_class(game)(**REWARDED_EVERY_ROUND[game])
+    rules, agents = env.rules, env.possible_agents
+    totals = dict.fromkeys(agents, 0.0)
+    rng = np.random.default_rng(3)
+    env.reset(seed=3)
+    nonzero = 0
+    while not rules.is_terminal(env.game_state):
+        before = env.game_state
+        totals[env.agent_selection] = 0.0  # the acting agent's total restarts when it acts
+        env.step(int(rng.choice(env.legal_actions())))
+        step_rewards = rules.rewards(before, env.game_state, env.config)
+        nonzero += any(step_rewards)
+        for a, r in zip(agents, step_rewards):
+            totals[a] += r
+            assert env.rewards[a] == r
+        assert env._cumulative_rewards == pytest.approx(totals)
+    assert nonzero, "some step of a whole game rewards someone"

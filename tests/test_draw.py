@@ -2,35 +2,31 @@
 
 from __future__ import annotations
 
-import importlib
 import io
 
-import numpy as np
 import pytest
+from helpers import random_position
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")  # no display in tests and CI
 
 from matplotlib.figure import Figure  # noqa: E402
 
-GAMES = {"kingup_env": 4, "updown_env": 3, "kdk_env": 3}
+from tablegym.games import env_class  # noqa: E402
+
+PLAYERS = {"kingup": 4, "updown": 3, "kdk": 3}
 
 
-def position(package: str, steps: int):
+def position(game: str, steps: int):
     """The raw env after ``steps`` random legal actions from a seeded deal."""
-    env = importlib.import_module(package).raw_env(num_players=GAMES[package])
-    env.reset(seed=7)
-    rng = np.random.default_rng(7)
-    for _ in range(steps):
-        env.step(int(rng.choice(env.legal_actions())))
-    return env
+    return random_position(env_class(game)(num_players=PLAYERS[game]), seed=7, steps=steps)
 
 
-@pytest.mark.parametrize("package", list(GAMES))
+@pytest.mark.parametrize("game", list(PLAYERS))
 @pytest.mark.parametrize("steps", [0, 30])
 @pytest.mark.parametrize("viewer", [None, 1])
-def test_draw_returns_a_figure_that_renders(package, steps, viewer):
-    env = position(package, steps)
+def test_draw_returns_a_figure_that_renders(game, steps, viewer):
+    env = position(game, steps)
     fig = env.rendering.draw(env.game_state, viewer=viewer)
     assert isinstance(fig, Figure)
     buf = io.BytesIO()
@@ -38,9 +34,9 @@ def test_draw_returns_a_figure_that_renders(package, steps, viewer):
     assert buf.getvalue().startswith(b"\x89PNG")
 
 
-@pytest.mark.parametrize("package", list(GAMES))
-def test_draw_into_given_axes(package):
-    env = position(package, 10)
+@pytest.mark.parametrize("game", list(PLAYERS))
+def test_draw_into_given_axes(game):
+    env = position(game, 10)
     fig = Figure()
     axes = fig.subplots(1, 2)
     assert env.rendering.draw(env.game_state, ax=axes[1]) is fig

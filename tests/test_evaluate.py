@@ -12,18 +12,21 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from agents.base import GAMES, Agent
-from agents.registry import HEURISTICS
+from agents.base import Agent
+from agents.catalog import HEURISTICS
 from tablegym.aec import TableGameEnv
+from tablegym.games import GAMES, env_class
 from tablegym.layout import Layout
 from training.evaluate import (
     IllegalActionError,
-    env_class,
+    build_parser,
     evaluate,
     game_ranks,
     make_jobs,
     wilson,
 )
+from training.registry import make_agent
+from training.train import Args
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -121,6 +124,13 @@ class Cheat(Agent):
         return 1
 
 
+class Truthy(Cheat):
+    """Picks True, which Python takes for 1."""
+
+    def act(self, observation, action_mask, view=None) -> bool:
+        return True
+
+
 @pytest.fixture
 def rigged(monkeypatch, tmp_path):
     """Register game ``rigged``: ``heuristic`` picks 1, ``ppo:<file>`` picks the file's number."""
@@ -132,11 +142,12 @@ def rigged(monkeypatch, tmp_path):
         rendering = types.SimpleNamespace(to_text=lambda state, viewer=None: "rigged")
 
     package = types.ModuleType("rigged_game")
-    package.raw_env, package.High, package.Cheat, package.Crash = raw_env, High, Cheat, Crash
-    ppo = types.ModuleType("agents.ppo_agent")
+    package.raw_env, package.High, package.Crash = raw_env, High, Crash
+    package.Cheat, package.Truthy = Cheat, Truthy
+    ppo = types.ModuleType("training.ppo_agent")
     ppo.load_ppo_agent = lambda path, game, options: Fixed(int(Path(path).read_text()))
     monkeypatch.setitem(sys.modules, "rigged_game", package)
-    monkeypatch.setitem(sys.modules, "agents.ppo_agent", ppo)
+    monkeypatch.setitem(sys.modules, "training.ppo_agent", ppo)
     monkeypatch.setitem(GAMES, "rigged", "rigged_game")
     monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:High")
     for name, pick in (("low", 0), ("high", 1)):
@@ -189,6 +200,13 @@ def test_illegal_action_is_reported_with_its_details(rigged, monkeypatch):
     assert "legal actions: [0]" in msg
 
 
+def test_a_bool_is_no_action_id(rigged, monkeypatch):
+    # choices=2 allows 0 and 1, and True == 1 to Python: it must still be refused.
+    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Truthy")
+    with pytest.raises(IllegalActionError, match="illegal action True"):
+        evaluate("rigged", ["random", "heuristic"], games=2, seed=3, options={"choices": 2})
+
+
 def test_agent_errors_say_where_they_happened(rigged, monkeypatch):
     monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Crash")
     with pytest.raises(RuntimeError, match="out of ideas") as info:
@@ -214,8 +232,8 @@ def test_ranks_order_winners_then_scores_and_share_ties():
 
 def test_results_do_not_depend_on_the_number_of_workers():
     lineup = ["random", "random", "heuristic"]
-    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"rounds": 1})
-    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"rounds": 1})
+    one = evaluate("kingup", lineup, games=6, seed=4, workers=1, options={"num_rounds": 1})
+    two = evaluate("kingup", lineup, games=6, seed=4, workers=2, options={"num_rounds": 1})
     assert one["results"] == two["results"]
     strip = ("sec_per_move", "sec_per_decision")
     assert [{k: v for k, v in r.items() if k not in strip} for r in one["agents"]] == [
@@ -272,14 +290,14 @@ def test_cli_end_to_end(tmp_path):
     cmd = [
         sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
         "--agents", "heuristic", "random", "random", "--num-players", "3",
-        "--option", "rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
+        "--option", "num_rounds=1", "--games", "3", "--seed", "2", "--workers", "2",
         "--out", str(out),
     ]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["game"] == "kingup" and result["games"] == 3 and result["seed"] == 2
-    assert result["options"] == {"rounds": 1, "num_players": 3}
+    assert result["options"] == {"num_rounds": 1, "num_players": 3}
     assert [r["spec"] for r in result["agents"]] == ["heuristic", "random"]
     for row in result["agents"]:
         assert {"win_rate", "win_rate_ci", "mean_score", "mean_rank", "rating"} <= set(row)
@@ -305,3 +323,18 @@ def test_cli_reports_a_bad_spec_in_one_line():
         "error: unknown agent spec 'expert'; known specs: random, heuristic, ismcts, "
         "ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
     )
+
+
+@pytest.mark.parametrize("word", ["true", "True", "TRUE"])
+def test_option_values_read_as_train_and_the_registry_read_them(word):
+    """One KEY=VALUE reading (tablegym.options) behind evaluate, train and agent specs."""
+    items = [f"auto_pass={word}", "level=8", "deck_mode=own_decks", "first_opener=none"]
+    flags = [arg for item in items for arg in ("--option", item)]
+    ns = build_parser().parse_args(["--game", "kdk", "--agents", "random", *flags])
+    from_evaluate = dict(ns.option)
+    from_train = Args(game="kdk", option=items).game_options()
+    assert from_evaluate == {k: v for k, v in from_train.items() if k != "num_players"}
+    assert from_evaluate["auto_pass"] is True and from_evaluate["first_opener"] is None
+    assert from_evaluate["level"] == 8 and from_evaluate["deck_mode"] == "own_decks"
+    agent = make_agent("ismcts:5,exploration=1.5,time_limit=none,cutoff=end", "kingup")
+    assert (agent.exploration, agent.time_limit, agent.cutoff) == (1.5, None, "end")

@@ -7,32 +7,20 @@ C, S, H, D = clubs, spades, hearts, diamonds. Rules are cited from ``shared/rule
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
-
 import numpy as np
 import pytest
+from updown_positions import ALL_CARDS, C, D, H, S, card, mask
 
 from agents.base import GameView
 from agents.heuristic_updown import HeuristicUpDown
 from agents.random_agent import RandomAgent
+from training.evaluate import wilson
 from updown_env import observation, raw_env
 from updown_env import rules as R
-from updown_env.rules import DOWN, FLIP, PLAY, ROLL, ROTATE, UP, Phase
+from updown_env.rules import DOWN, FLIP, ROLL, UP, Phase, play_action, rotate_action
 
-C, S, H, D = range(4)
-ALL_CARDS = (1 << R.NUM_CARDS) - 1
-Z95 = 1.959963984540054
 # The heuristic's win rate must clear the fair share by this much at the Wilson lower bound.
 MARGIN = 0.1
-
-
-def card(suit: int, value: int) -> int:
-    return R.card_id(suit, value)
-
-
-def mask(*cards: int) -> int:
-    return sum(1 << c for c in cards)
 
 
 def position(n: int, hands: list[tuple[int, ...]], played: tuple[int, ...] = (), **fields):
@@ -59,7 +47,7 @@ def position(n: int, hands: list[tuple[int, ...]], played: tuple[int, ...] = (),
     )
     base.update(fields)
     state = R.initial_state(R.make_config(num_players=n), np.random.default_rng(0))
-    return replace(state, **base)
+    return state._replace(**base)
 
 
 def decide(state: R.State, seed: int = 0) -> int:
@@ -76,7 +64,7 @@ def choose(state: R.State, cards: dict[int, int]) -> R.State:
     state = R.apply_action(state, FLIP, rng)
     for seat, c in cards.items():
         assert state.to_play == seat
-        state = R.apply_action(state, PLAY + c, rng)
+        state = R.apply_action(state, play_action(c), rng)
     return state
 
 
@@ -87,7 +75,7 @@ def choose(state: R.State, cards: dict[int, int]) -> R.State:
 def test_always_a_legal_action(n):
     rng = np.random.default_rng(n)
     for g in range(4):
-        state = R.initial_state(R.make_config(num_players=n, rounds=2), rng)
+        state = R.initial_state(R.make_config(num_players=n, num_rounds=2), rng)
         # All seats heuristic in even games, one heuristic among random ones in odd games.
         agents = [
             HeuristicUpDown(g * 10 + s) if g % 2 == 0 or s == g % n else RandomAgent(s)
@@ -157,7 +145,7 @@ def test_plays_a_trump_nobody_can_match():
     state = position(3, hands, played, trump=7, side=DOWN)
     state = choose(state, {0: card(C, 3)})  # the leader flips to UP and chooses
     assert state.side == UP and state.to_play == 1
-    assert decide(state) == PLAY + card(H, 7)
+    assert decide(state) == play_action(card(H, 7))
 
 
 @pytest.mark.parametrize("side, best", [(UP, 12), (DOWN, 2)])
@@ -171,7 +159,7 @@ def test_plays_the_extreme_of_its_own_suit(side, best):
     state = position(2, hands, trump=5, side=1 - side)
     state = choose(state, {0: card(C, 9)})
     assert state.side == side and state.to_play == 1
-    assert decide(state) == PLAY + card(H, best)
+    assert decide(state) == play_action(card(H, best))
 
 
 def test_leader_rotates_its_strong_suit_to_itself():
@@ -183,7 +171,7 @@ def test_leader_rotates_its_strong_suit_to_itself():
     rest = [c for c in range(R.NUM_CARDS) if c not in mine and c not in gone]
     hands = [mine, tuple(rest[0:6]), tuple(rest[6:12]), tuple(rest[12:18])]
     state = position(4, hands, gone + tuple(rest[18:]), trump=7, side=UP)
-    assert decide(state) == ROTATE + H
+    assert decide(state) == rotate_action(H)
 
 
 def test_leader_rolls_for_a_trump_only_it_can_hold():
@@ -199,14 +187,6 @@ def test_leader_rolls_for_a_trump_only_it_can_hold():
 
 
 # -- strength against random play ------------------------------------------------------------
-
-
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 def tournament(n: int, games: int, seed: int = 0) -> tuple[int, float]:

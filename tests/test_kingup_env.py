@@ -12,7 +12,8 @@ from pettingzoo.test import api_test, seed_test
 from agents import RandomAgent
 from kingup_env import LAYOUT, env, raw_env
 from kingup_env import rules as R
-from kingup_env.observation import encode
+from kingup_env.observation import STATE_LAYOUT, encode, encode_state
+from tests.kingup_positions import N, crown_round, election, new_game
 
 
 def play_random(game, steps: int, seed: int = 0) -> None:
@@ -33,7 +34,7 @@ def test_pettingzoo_api_and_seed(n):
 
 def test_metadata_and_spaces():
     game = raw_env(num_players=5)
-    assert game.metadata["name"] == "kingup_v0"
+    assert game.metadata["name"] == "kingup_v1"
     assert game.possible_agents == [f"player_{i}" for i in range(5)]
     assert game.action_space("player_0").n == 67
     space = game.observation_space("player_0")
@@ -76,6 +77,9 @@ def test_bad_render_mode_and_options():
         raw_env(num_players=9)
     with pytest.raises(ValueError, match="unknown option 'colour'"):
         env(colour="red")
+    with pytest.raises(ValueError, match="option 'rounds' is now called 'num_rounds'"):
+        raw_env(rounds=1)
+    assert raw_env(num_players=np.int64(3), num_rounds=np.int64(1)).config.num_players == 3
 
 
 # -- hidden information ------------------------------------------------------------------
@@ -112,24 +116,53 @@ def test_public_changes_do_show():
 
 
 def test_votes_are_hidden_until_all_have_voted():
-    s = R.initial_state(R.make_config(num_players=3), np.random.default_rng(0))
-    s = s._replace(phase=R.Phase.CLIMB, floors=(5,) + (0,) * 12, placements_left=(0, 0, 0))
-    s = R.apply_action(s, R.CLIMB + 0)
+    s = election(3, mover=0)
     yes = R.apply_action(s, R.YES)
     no = R.apply_action(s, R.NO)
     for seat in (1, 2):
         assert np.array_equal(encode(yes, seat), encode(no, seat))
+        assert LAYOUT.decode(encode(no, seat), raw=True)["has_voted"][(0 - seat) % 3] == 1
     done = R.apply_action(R.apply_action(no, R.YES), R.YES)
-    view = LAYOUT.decode(encode(done, 1))
-    assert view["no_votes"][0, 2] == 1  # seat 0 is two seats after seat 1
-    assert view["castle"][0, 8] == 1  # candidate 0 eliminated
+    view = LAYOUT.decode(encode(done, 1), raw=True)
+    assert view["no_votes"][N["Fiorello"]].tolist() == [0, 0, 1, 0, 0, 0]  # seat 0, 2 after 1
+    assert view["castle"][N["Fiorello"], 8] == 1  # eliminated
+    assert view["no_cards_left"].tolist() == [4, 4, 3, 0, 0, 0]  # seat 0 spent one of 4
+    assert view["last_candidate"][N["Fiorello"]] == 1 and not view["has_voted"].any()
+
+
+def test_cards_revealed_at_round_ends_are_in_every_observation():
+    s = new_game(4)
+    first = s.favourites
+    s = crown_round(crown_round(s, mover=1), mover=2)
+    for seat in range(4):
+        view = LAYOUT.decode(encode(s, seat), raw=True)
+        shown = view["revealed_cards"]
+        for p, card in enumerate(first):
+            row = shown[0, (p - seat) % 4]  # relative seats, the observer first
+            assert np.flatnonzero(row).tolist() == list(R.FAVOURITE_CARDS[card])
+        assert shown[1, :4].sum() == 4 * 6 and not shown[2].any() and not shown[:, 4:].any()
+        assert view["round_scores"][:2, :4].tolist() == [
+            [row[(seat + r) % 4] for r in range(4)] for row in s.round_scores
+        ]
+
+
+def test_observation_is_raw_integers_under_one_affine_map():
+    # What a batched engine must reproduce: raw integer values, then LAYOUT's affine map.
+    scale, shift = LAYOUT.affine()
+    for seed in range(3):
+        game = mid_game(n=3 + seed, steps=60 + 40 * seed, seed=seed)
+        for seat in range(game.config.num_players):
+            obs = encode(game.game_state, seat)
+            raw = np.concatenate([v.ravel() for v in LAYOUT.decode(obs, raw=True).values()])
+            assert np.array_equal(raw, np.rint(raw)) and 0 <= obs.min() and obs.max() <= 1
+            assert np.array_equal(raw.astype(np.float32) * scale + shift, obs)
 
 
 def test_observation_is_seat_relative():
     game = mid_game(steps=5)
     s = game.game_state
     for seat in range(4):
-        view = LAYOUT.decode(encode(s, seat))
+        view = LAYOUT.decode(encode(s, seat), raw=True)
         assert view["to_play"][(s.to_play - seat) % 4] == 1
         assert view["starter"][(0 - seat) % 4] == 1
         assert view["seats"].tolist() == [1, 1, 1, 1, 0, 0]
@@ -144,11 +177,13 @@ def test_state_holds_hidden_information_and_fits_its_space():
     game = mid_game()
     st = game.state()
     assert game.state_space.contains(st)
-    from kingup_env.observation import STATE_LAYOUT
-
-    favs = STATE_LAYOUT.decode(st)["favourites"]
-    for seat, card in enumerate(game.game_state.favourites):
-        assert np.flatnonzero(favs[seat]).tolist() == list(R.FAVOURITE_CARDS[card])
+    s = game.game_state
+    full = STATE_LAYOUT.decode(st, raw=True)
+    for seat, card in enumerate(s.favourites):
+        assert np.flatnonzero(full["favourites"][seat]).tolist() == list(R.FAVOURITE_CARDS[card])
+    assert [int(full["deck_position"][card]) for card in s.deck] == list(range(1, len(s.deck) + 1))
+    assert np.array_equal(st[: LAYOUT.size], encode(s, 0))  # then seat 0's own view
+    assert np.array_equal(encode_state(s), st)
 
 
 def continue_game(game, steps: int = 400) -> list:

@@ -8,33 +8,7 @@ import pytest
 from kingup_env import rules as R
 from kingup_env.observation import encode
 from kingup_env.rules import NO, NOT_VOTED, VOTED_NO, VOTED_YES, YES, Phase
-
-
-def random_positions(n: int, games: int, seed: int) -> list[R.State]:
-    """Every 7th position of random games, vote phases with pending votes included."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(games):
-        s = R.initial_state(R.make_config(num_players=n), rng)
-        step = 0
-        while not R.is_terminal(s):
-            if step % 7 == 0 or (s.phase is Phase.VOTE and s.to_play != s.crown):
-                out.append(s)
-            legal = R.legal_actions(s)
-            s = R.apply_action(s, legal[rng.integers(len(legal))])
-            step += 1
-        out.append(s)
-    return out
-
-
-def open_election(n: int = 4, votes: tuple[int, ...] = (YES, NO)) -> R.State:
-    """Seat 0 crowns candidate 0 (on floor 5), then seats 0, 1, ... cast ``votes``."""
-    s = R.initial_state(R.make_config(num_players=n), np.random.default_rng(0))
-    s = s._replace(phase=Phase.CLIMB, floors=(5,) + (0,) * 12, placements_left=(0,) * n)
-    s = R.apply_action(s, R.CLIMB + 0)
-    for v in votes:
-        s = R.apply_action(s, v)
-    return s
+from tests.kingup_positions import crown_round, election, new_game, random_positions
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])
@@ -63,9 +37,12 @@ def test_sample_is_a_consistent_state(n):
             assert (sample.votes[p] == NOT_VOTED) == (s.votes[p] == NOT_VOTED)
             if sample.votes[p] == VOTED_NO:
                 assert s.no_left[p] > 0  # a NO needs a NO card
-        # Public fields are untouched.
-        keep = ("floors", "no_left", "round_scores", "to_play", "crown", "no_voters")
+        # Public fields are untouched, and no card revealed at a round end is dealt again.
+        keep = ("floors", "no_left", "round_scores", "revealed", "to_play", "crown", "no_voters")
         assert all(getattr(sample, f) == getattr(s, f) for f in keep)
+        shown = {card for row in s.revealed[: s.round] for card in row}  # earlier rounds
+        assert shown.isdisjoint(sample.favourites[:seat] + sample.favourites[seat + 1 :])
+        assert shown.isdisjoint(sample.deck)
 
 
 def test_sample_can_be_played_to_the_end():
@@ -90,9 +67,16 @@ def test_sample_varies_the_hidden_parts():
     assert len({x.deck for x in samples}) > 150
 
 
+def test_cards_of_earlier_rounds_are_never_redrawn():
+    s = crown_round(crown_round(new_game(6)))  # 12 cards revealed, 6 dealt, 8 in the deck
+    rng = np.random.default_rng(0)
+    pools = {c for _ in range(100) for c in R.sample_state(s, 0, rng).favourites[1:]}
+    assert pools == set(s.favourites[1:] + s.deck)  # the 13 cards seat 0 has not seen
+
+
 def test_unrevealed_votes_are_resampled_but_own_vote_kept():
     # Seat 0 voted YES, seat 1 voted NO; seat 2 is to vote and cannot tell how they voted.
-    s = open_election(votes=(YES, NO))
+    s = election(mover=0, votes=(YES, NO))
     rng = np.random.default_rng(0)
     samples = [R.sample_state(s, 2, rng) for _ in range(200)]
     assert {x.votes[:2] for x in samples} == {
@@ -104,7 +88,7 @@ def test_unrevealed_votes_are_resampled_but_own_vote_kept():
 
 
 def test_a_seat_without_no_cards_has_voted_yes():
-    s = open_election(votes=(YES,))
+    s = election(mover=0, votes=(YES,))
     s = s._replace(no_left=(0,) + s.no_left[1:])
     rng = np.random.default_rng(0)
     assert all(R.sample_state(s, 1, rng).votes[0] == VOTED_YES for _ in range(50))

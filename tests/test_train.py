@@ -14,12 +14,15 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
+from helpers import FAST  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
-from agents.ppo_agent import export_policy, game_meta, load_ppo_agent, read_meta  # noqa: E402
+from tablegym.games import DEFAULT_PLAYERS  # noqa: E402
+from training.checkpoints import export_policy, game_meta, read_meta, save_atomic  # noqa: E402
+from training.ppo_agent import load_ppo_agent  # noqa: E402
 from training.selfplay import SelfPlayEnv, parse_mix  # noqa: E402
-from training.train import Args, parse_args, save_atomic  # noqa: E402
+from training.train import Args, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -29,8 +32,10 @@ TINY = [
     "--eval-every", "512", "--eval-games", "4", "--net-arch", "32", "--no-progress",
     "--warm-start", "4", "--warm-epochs", "1",
 ]  # fmt: skip
-GAMES = {"kingup": 4, "updown": 2, "kdk": 3}
-FAST_OPTIONS = {"kdk": ["--option", "num_rounds=1", "--option", "max_round_steps=200"]}
+FAST_OPTIONS = {
+    game: [arg for key, value in options.items() for arg in ("--option", f"{key}={value}")]
+    for game, options in FAST.items()
+}
 
 
 def run_train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -40,9 +45,9 @@ def run_train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return proc
 
 
-@pytest.mark.parametrize("game", list(GAMES))
+@pytest.mark.parametrize("game", list(DEFAULT_PLAYERS))
 def test_selfplay_env_passes_gymnasium_checker(game):
-    env = SelfPlayEnv(game, {"num_players": GAMES[game]}, {"random": 1.0})
+    env = SelfPlayEnv(game, {"num_players": DEFAULT_PLAYERS[game]}, {"random": 1.0})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_env(env, skip_render_check=True)
@@ -94,8 +99,8 @@ def test_config_file_and_command_line(tmp_path):
     cfg.write_text(json.dumps({"gamez": "updown"}))
     with pytest.raises(ValueError, match="unknown key 'gamez'"):
         parse_args(["--config", str(cfg)])
-    assert Args(option=["rounds=3", "reward=tricks"], game="updown").game_options() == {
-        "num_players": 2, "rounds": 3, "reward": "tricks",
+    assert Args(option=["num_rounds=3", "reward=tricks"], game="updown").game_options() == {
+        "num_players": 2, "num_rounds": 3, "reward": "tricks",
     }  # fmt: skip
 
 
@@ -113,7 +118,7 @@ def test_help_documents_every_option():
         assert flag in out
 
 
-@pytest.mark.parametrize("game", list(GAMES))
+@pytest.mark.parametrize("game", list(DEFAULT_PLAYERS))
 def test_cli_smoke_run_per_game(game, tmp_path):
     run = tmp_path / game
     run_train("--game", game, "--out", str(run), *TINY, *FAST_OPTIONS.get(game, []))
@@ -132,13 +137,9 @@ def test_cli_smoke_run_per_game(game, tmp_path):
     assert set(summary["final"]) == {"random", "heuristic"}
     assert json.loads((run / "config.json").read_text())["game"] == game
     assert read_meta(run / "checkpoint.zip")["game"] == game
-    agent = load_ppo_agent(run / "best.zip", game, {"num_players": GAMES[game], **_fast(game)})
+    options = {"num_players": DEFAULT_PLAYERS[game], **FAST.get(game, {})}
+    agent = load_ppo_agent(run / "best.zip", game, options)
     assert agent.spec.startswith("ppo:")
-
-
-def _fast(game: str) -> dict:
-    opts = FAST_OPTIONS.get(game, [])
-    return {k: json.loads(v) for k, v in (o.split("=") for o in opts[1::2])}
 
 
 def test_resume_continues_the_step_count(tmp_path):

@@ -5,18 +5,18 @@ from __future__ import annotations
 import copy
 import pickle
 import random
-import re
 import sys
-from dataclasses import replace
 
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 from updown_positions import positions as _positions
+from updown_positions import reshuffle_hidden
 
+from tablegym import doctables
 from updown_env import env, observation, raw_env, render
 from updown_env import rules as R
-from updown_env.rules import FLIP, NO_CARD, ROLL, Phase
+from updown_env.rules import FLIP, ROLL, Phase
 
 PLAYER_COUNTS = [2, 3, 4]
 
@@ -28,18 +28,18 @@ PLAYER_COUNTS = [2, 3, 4]
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_api(n):
     api_test(env(num_players=n), num_cycles=200)
-    api_test(raw_env(num_players=n, rounds=2), num_cycles=200)
+    api_test(raw_env(num_players=n, num_rounds=2), num_cycles=200)
 
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_seed(n):
     seed_test(lambda: env(num_players=n))
-    seed_test(lambda: raw_env(num_players=n, rounds=2))
+    seed_test(lambda: raw_env(num_players=n, num_rounds=2))
 
 
 def test_metadata_and_spaces():
     game = raw_env(num_players=3)
-    assert game.metadata["name"] == "updown_v0"
+    assert game.metadata["name"] == "updown_v1"
     assert game.possible_agents == ["player_0", "player_1", "player_2"]
     assert game.action_space("player_1").n == 50
     assert game.observation_space("player_0")["observation"].shape == (observation.OBS_SIZE,)
@@ -47,7 +47,12 @@ def test_metadata_and_spaces():
 
 @pytest.mark.parametrize(
     "options, name",
-    [({"num_players": 5}, "num_players"), ({"rounds": 0}, "rounds"), ({"reward": "x"}, "reward")],
+    [
+        ({"num_players": 5}, "num_players"),
+        ({"num_rounds": 0}, "num_rounds"),
+        ({"rounds": 2}, "num_rounds"),
+        ({"reward": "x"}, "reward"),
+    ],
 )
 def test_bad_options_raise(options, name):
     with pytest.raises(ValueError, match=name):
@@ -81,7 +86,7 @@ def _random_game(game, seed: int, prefer_roll: bool = False) -> list[dict]:
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_observations_and_state_stay_in_their_spaces(n):
-    game = raw_env(num_players=n, rounds=2)
+    game = raw_env(num_players=n, num_rounds=2)
     for seed in range(3):
         game.reset(seed=seed)
         space = game.observation_space("player_0")
@@ -98,7 +103,7 @@ def test_observations_and_state_stay_in_their_spaces(n):
 
 
 def test_trick_rewards_sum_to_the_tricks():
-    game = raw_env(num_players=4, rounds=2, reward="tricks")
+    game = raw_env(num_players=4, num_rounds=2, reward="tricks")
     game.reset(seed=7)
     totals = dict.fromkeys(game.agents, 0.0)
     pick = random.Random(7)
@@ -131,25 +136,6 @@ def test_win_rewards_at_the_end():
 # -- hidden information ----------------------------------------------------------------------
 
 
-def _reshuffle_hidden(state: R.State, seat: int, rng: random.Random) -> R.State:
-    """The same position with every card ``seat`` cannot see dealt anew among the places it
-    cannot see: the other hands, the other pending choices and the set-aside cards."""
-    n = state.num_players
-    others = [s for s in range(n) if s != seat]
-    pool = [c for s in others for c in R.cards_of(state.hands[s])]
-    pool += [state.pending[s] for s in others if state.pending[s] != NO_CARD]
-    pool += list(R.cards_of(state.aside))
-    rng.shuffle(pool)
-    hands, pending = list(state.hands), list(state.pending)
-    for s in others:
-        k = state.hands[s].bit_count()
-        hands[s], pool = sum(1 << c for c in pool[:k]), pool[k:]
-        if pending[s] != NO_CARD:
-            pending[s], pool = pool[0], pool[1:]
-    aside = sum(1 << c for c in pool)
-    return replace(state, hands=tuple(hands), pending=tuple(pending), aside=aside)
-
-
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_no_leak_of_hidden_information(n):
     # "Hidden information": others' hands, others' unrevealed choices and set-aside cards.
@@ -157,7 +143,7 @@ def test_no_leak_of_hidden_information(n):
     changed_hidden = 0
     for state in _positions(n):
         for seat in range(n):
-            other = _reshuffle_hidden(state, seat, rng)
+            other = reshuffle_hidden(state, seat, rng)
             changed_hidden += other != state
             assert np.array_equal(observation.encode(other, seat), observation.encode(state, seat))
             assert render.to_text(other) == render.to_text(state)
@@ -178,7 +164,7 @@ def test_pending_choice_is_seen_only_by_its_owner():
     pending, hands = list(state.pending), list(state.hands)
     pending[chooser] = hand_cards[0]
     hands[chooser] ^= 1 << card | 1 << hand_cards[0]
-    swapped = replace(state, pending=tuple(pending), hands=tuple(hands))
+    swapped = state._replace(pending=tuple(pending), hands=tuple(hands))
     mine = observation.decode(observation.encode(state, chooser))
     assert mine["my_choice"][card] == 1 and mine["chosen"][0] == 1
     assert not np.array_equal(
@@ -206,8 +192,8 @@ def test_pending_choice_is_seen_only_by_its_owner():
     ],
 )
 def test_visible_changes_change_every_observation(change):
-    state = replace(next(_positions(3)), trump=2, side=0, orientation=0, leader=0, pot=0)
-    other = replace(state, **change)
+    state = next(_positions(3))._replace(trump=2, side=0, orientation=0, leader=0, pot=0)
+    other = state._replace(**change)
     for seat in range(3):
         assert not np.array_equal(observation.encode(other, seat), observation.encode(state, seat))
 
@@ -222,11 +208,34 @@ def test_own_hand_is_seen_and_played_cards_are_tracked():
             s = (seat + j) % 3
             assert set(np.flatnonzero(seen["played"][j])) == set(R.cards_of(late.played[s]))
             assert seen["last_trick"][j, late.last_trick[s]] == 1
-        size = late.hands[0].bit_count() / 15
-        assert seen["hand_sizes"][:3].tolist() == pytest.approx([size] * 3)
+        size = late.hands[0].bit_count()
+        assert seen["hand_sizes"].tolist() == [size] * 3 + [0]
         assert seen["num_players"].tolist() == [0, 1, 0]
         assert seen["suits"][0, R.seat_suit(3, late.orientation, seat)] == 1
         assert not seen["suits"][3].any() and not seen["played"][3].any()
+
+
+@pytest.mark.parametrize("n, num_rounds", [(2, 1), (3, 2), (4, 5)])
+def test_raw_values_and_options_are_read_back_by_name(n, num_rounds):
+    # The layout scales raw counts; decode undoes it with the options read from the vector.
+    for state in _positions(n, games=1, num_rounds=num_rounds):
+        for seat in range(n):
+            vec = observation.encode(state, seat)
+            assert observation.params_of(vec) == {"num_players": n, "num_rounds": num_rounds}
+            raw = observation.decode(vec)
+            order = [(seat + j) % n for j in range(n)]
+            assert raw["tricks"][:n].tolist() == [state.tricks[s] for s in order]
+            assert raw["hand_sizes"][:n].tolist() == [state.hands[s].bit_count() for s in order]
+            assert raw["pot"][0] == state.pot
+            assert raw["round"][0] == state.round
+            assert raw["rounds_left"][0] == num_rounds - 1 - state.round
+            done = state.played[0].bit_count()
+            assert raw["tricks_left"][0] == R.HAND_SIZE[n] - done
+        full = observation.STATE_LAYOUT.decode(
+            observation.encode_state(state), raw=True, num_players=n, num_rounds=num_rounds
+        )
+        assert full["lost"][0] == state.lost and full["tricks"][:n].tolist() == list(state.tricks)
+    assert R.is_terminal(state) and 0 < max(state.tricks)
 
 
 def test_state_holds_the_hidden_information():
@@ -256,7 +265,7 @@ def _continue(game, steps: int) -> list:
 
 @pytest.mark.parametrize("clone", [copy.deepcopy, lambda g: pickle.loads(pickle.dumps(g))])
 def test_copies_keep_the_position_and_the_generator(clone):
-    game = raw_env(num_players=3, rounds=2)
+    game = raw_env(num_players=3, num_rounds=2)
     game.reset(seed=21)
     _continue(game, 30)
     twin = clone(game)
@@ -267,10 +276,10 @@ def test_copies_keep_the_position_and_the_generator(clone):
 
 
 def test_replay_reproduces_the_game():
-    game = raw_env(num_players=4, rounds=2)
+    game = raw_env(num_players=4, num_rounds=2)
     game.reset(seed=5)
     _random_game(game, 5, prefer_roll=True)
-    again = raw_env.replay(5, game.action_log, num_players=4, rounds=2)
+    again = raw_env.replay(5, game.action_log, num_players=4, num_rounds=2)
     assert again.game_state == game.game_state
     assert np.array_equal(again.state(), game.state())
     assert all(again.terminations.values())
@@ -288,15 +297,11 @@ def test_reset_with_the_same_seed_is_the_same_game():
 # -- docs and rendering ----------------------------------------------------------------------
 
 
-def _doc_rows(doc: str) -> dict[str, tuple[int, int]]:
-    rows = re.findall(r"^\s*(\d+)(?:–(\d+))?\s+``(\w+)``", doc, flags=re.M)
-    return {name: (int(a), int(b or a)) for a, b, name in rows}
-
-
 @pytest.mark.parametrize("module", [observation, sys.modules[raw_env.__module__]])
-def test_docstring_tables_match_the_layout(module):
-    expected = {n: (s.start, s.stop - 1) for n, s in observation.LAYOUT.slices.items()}
-    assert _doc_rows(module.__doc__) == expected
+def test_docstrings_hold_the_generated_layout_table(module):
+    # tests/test_layout.py checks every generated table is current; here that they are there.
+    assert "<!-- layout: updown_env.observation.LAYOUT -->" in module.__doc__
+    assert doctables.render(module.__doc__) == module.__doc__
 
 
 def test_render_modes():

@@ -8,28 +8,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import replace
 
 import numpy as np
 import pytest
+from updown_positions import ALL_CARDS, C, D, H, S, card, is_whole, mask
 
 from updown_env import rules as R
-from updown_env.rules import DOWN, FLIP, LOST, PLAY, POT, ROLL, ROTATE, UP, Phase
-
-C, S, H, D = range(4)
-ALL_CARDS = (1 << R.NUM_CARDS) - 1
-
-
-def card(suit: int, value: int) -> int:
-    return R.card_id(suit, value)
-
-
-def play(c: int) -> int:
-    return PLAY + c
-
-
-def mask(*cards: int) -> int:
-    return sum(1 << c for c in cards)
+from updown_env.rules import DOWN, FLIP, LOST, POT, ROLL, UP, Phase, play_action, rotate_action
 
 
 def new_state(n: int = 3, seed: int = 0, **config) -> R.State:
@@ -57,14 +42,14 @@ def choosing(n: int, hands: list[tuple[int, ...]], **fields) -> R.State:
     base.update(fields)
     if "to_play" not in fields:
         base["to_play"] = base["leader"]
-    return replace(new_state(n), **base)
+    return new_state(n)._replace(**base)
 
 
 def play_trick(state: R.State, cards: dict[int, int], seed: int = 0) -> R.State:
     """Each seat, from the one to play, chooses its card in ``cards`` (seat -> card id)."""
     rng = np.random.default_rng(seed)
     for _ in range(state.num_players):
-        state = R.apply_action(state, play(cards[state.to_play]), rng)
+        state = R.apply_action(state, play_action(cards[state.to_play]), rng)
     return state
 
 
@@ -72,9 +57,12 @@ def play_trick(state: R.State, cards: dict[int, int], seed: int = 0) -> R.State:
 
 
 def test_make_config_defaults_and_values():
-    assert R.make_config() == R.Config(num_players=4, rounds=1, reward="win")
-    cfg = R.make_config(num_players=2, rounds=3, reward="tricks")
-    assert (cfg.num_players, cfg.rounds, cfg.reward) == (2, 3, "tricks")
+    assert R.make_config() == R.Config(num_players=4, num_rounds=1, reward="win")
+    cfg = R.make_config(num_players=2, num_rounds=3, reward="tricks")
+    assert (cfg.num_players, cfg.num_rounds, cfg.reward) == (2, 3, "tricks")
+    # Numpy integers are accepted and stored as plain ints.
+    cfg = R.make_config(num_players=np.int64(3), num_rounds=np.int32(2))
+    assert type(cfg.num_players) is int and type(cfg.num_rounds) is int
 
 
 @pytest.mark.parametrize(
@@ -84,8 +72,9 @@ def test_make_config_defaults_and_values():
         ({"num_players": 5}, "num_players"),
         ({"num_players": True}, "num_players"),
         ({"num_players": "4"}, "num_players"),
-        ({"rounds": 0}, "rounds"),
-        ({"rounds": 1.5}, "rounds"),
+        ({"num_rounds": 0}, "num_rounds"),
+        ({"num_rounds": 1.5}, "num_rounds"),
+        ({"rounds": 2}, "'rounds' is now called 'num_rounds'"),
         ({"reward": "score"}, "reward"),
         ({"players": 4}, "players"),
     ],
@@ -96,7 +85,7 @@ def test_bad_options_name_the_option(options, name):
 
 
 def test_unknown_option_lists_the_allowed_ones():
-    with pytest.raises(ValueError, match="num_players, rounds, reward"):
+    with pytest.raises(ValueError, match="num_players, num_rounds, reward"):
         R.make_config(seats=3)
 
 
@@ -108,12 +97,17 @@ def test_card_ids_and_action_ids():
     assert card(C, 2) == 0 and card(D, 12) == 43
     assert (R.card_suit(card(H, 11)), R.card_value(card(H, 11))) == (H, 11)
     assert R.NUM_ACTIONS == 50
-    assert play(card(S, 9)) == 6 + 1 * 11 + 7
+    assert play_action(card(S, 9)) == 6 + 1 * 11 + 7
+    assert rotate_action(H) == 3
+    for c in range(R.NUM_CARDS):
+        assert R.played_card(play_action(c)) == c
+    for s in range(R.NUM_SUITS):
+        assert R.rotated_suit(rotate_action(s)) == s
     assert R.describe_action(FLIP) == "FLIP the U&D card"
-    assert R.describe_action(ROTATE + H) == "ROTATE: hearts to the leader"
+    assert R.describe_action(rotate_action(H)) == "ROTATE: hearts to the leader"
     assert R.describe_action(ROLL) == "ROLL the dice"
-    assert R.describe_action(play(card(H, 12))) == "play queen of hearts"
-    assert R.describe_action(play(card(C, 11))) == "play jack of clubs"
+    assert R.describe_action(play_action(card(H, 12))) == "play queen of hearts"
+    assert R.describe_action(play_action(card(C, 11))) == "play jack of clubs"
 
 
 @pytest.mark.parametrize(
@@ -129,7 +123,7 @@ def test_card_ids_and_action_ids():
 )
 def test_seat_directions(n, orientation, suits):
     # "Components": with orientation r the suit facing direction d is order[(d + r) % 4].
-    state = replace(new_state(n), orientation=orientation)
+    state = new_state(n)._replace(orientation=orientation)
     assert R.own_suits(state) == suits
     assert tuple(R.seat_suit(n, orientation, s) for s in range(n)) == suits
 
@@ -141,7 +135,7 @@ def test_setup_deal(n):
     size = {4: 11, 3: 14, 2: 15}[n]
     assert [h.bit_count() for h in state.hands] == [size] * n
     assert state.aside.bit_count() == R.NUM_CARDS - n * size
-    assert _whole(state)
+    assert is_whole(state)
     assert state.phase is Phase.CHANGE and state.to_play == state.leader
     assert state.tricks == (0,) * n and state.pot == 0 and state.last_result == R.NO_TRICK
 
@@ -167,7 +161,7 @@ def test_first_trick_of_every_round_led_by_clubs():
     rng = np.random.default_rng(3)
     pick = random.Random(3)
     for n in (2, 3, 4):
-        state = R.initial_state(R.make_config(num_players=n, rounds=4), rng)
+        state = R.initial_state(R.make_config(num_players=n, num_rounds=4), rng)
         starts = 0
         while not R.is_terminal(state):
             before = state
@@ -193,8 +187,9 @@ def test_rule_change_mask_is_exactly_five(n):
         own = R.seat_suit(n, state.orientation, state.leader)
         legal = R.legal_actions(state)
         assert len(legal) == 5
-        assert legal == tuple(sorted({FLIP, ROLL} | {ROTATE + s for s in range(4) if s != own}))
-        assert ROTATE + own not in legal
+        rotations = {rotate_action(s) for s in range(4) if s != own}
+        assert legal == tuple(sorted({FLIP, ROLL} | rotations))
+        assert rotate_action(own) not in legal
 
 
 def test_flip_turns_the_card_only():
@@ -210,10 +205,10 @@ def test_rotate_brings_the_suit_to_the_leader_and_turns_everyone(n):
     for seed in range(8):
         state = new_state(n, seed=seed)
         for action in R.legal_actions(state):
-            if not ROTATE <= action < ROLL:
+            if action in (FLIP, ROLL):
                 continue
             after = R.apply_action(state, action, np.random.default_rng(0))
-            assert R.seat_suit(n, after.orientation, after.leader) == action - ROTATE
+            assert R.seat_suit(n, after.orientation, after.leader) == R.rotated_suit(action)
             # The card turns as a whole: every seat's suit moves by the same step.
             steps = {(a - b) % 4 for a, b in zip(R.own_suits(after), R.own_suits(state))}
             assert len(steps) == 1 and steps != {0}
@@ -222,15 +217,15 @@ def test_rotate_brings_the_suit_to_the_leader_and_turns_everyone(n):
 
 def test_rotation_may_leave_clubs_facing_nobody_with_three():
     # Only the throw must face clubs to a seat; a later rotation may turn it to the empty edge.
-    state = replace(new_state(3), orientation=0, leader=0, phase=Phase.CHANGE, to_play=0)
-    after = R.apply_action(state, ROTATE + S, np.random.default_rng(0))
+    state = new_state(3)._replace(orientation=0, leader=0, phase=Phase.CHANGE, to_play=0)
+    after = R.apply_action(state, rotate_action(S), np.random.default_rng(0))
     assert R.own_suits(after) == (S, H, D)
     assert R.clubs_seat(3, after.orientation) == -1
 
 
 def test_roll_never_keeps_the_trump_value():
     # "A trick" 1: re-roll while the dice show the old value -> 2d6 conditioned on differing.
-    state = replace(new_state(4), trump=7)
+    state = new_state(4)._replace(trump=7)
     rng = np.random.default_rng(11)
     counts = Counter(R.apply_action(state, ROLL, rng).trump for _ in range(3000))
     assert 7 not in counts and set(counts) == set(range(2, 13)) - {7}
@@ -239,7 +234,7 @@ def test_roll_never_keeps_the_trump_value():
         assert abs(counts[value] / 3000 - expected) < 0.03
     for seed in range(200):
         for old in range(2, 13):
-            s = replace(state, trump=old)
+            s = state._replace(trump=old)
             assert R.apply_action(s, ROLL, np.random.default_rng(seed)).trump != old
 
 
@@ -254,7 +249,8 @@ def test_choice_mask_is_exactly_the_hand():
     while not R.is_terminal(state):
         if state.phase is Phase.CHOOSE:
             hand = state.hands[state.to_play]
-            assert R.legal_actions(state) == tuple(play(c) for c in range(44) if hand >> c & 1)
+            in_hand = tuple(play_action(c) for c in range(44) if hand >> c & 1)
+            assert R.legal_actions(state) == in_hand
         state = R.apply_action(state, pick.choice(R.legal_actions(state)), rng)
 
 
@@ -262,12 +258,12 @@ def test_choices_stay_pending_until_all_have_chosen():
     hands = [(card(C, 9), card(C, 3)), (card(S, 5), card(S, 4)), (card(C, 10), card(H, 2))]
     state = choosing(3, hands)
     rng = np.random.default_rng(0)
-    state = R.apply_action(state, play(card(C, 9)), rng)  # Kim chooses face down
+    state = R.apply_action(state, play_action(card(C, 9)), rng)  # Kim chooses face down
     assert state.pending == (card(C, 9), R.NO_CARD, R.NO_CARD)
     assert state.hands[0] == mask(card(C, 3)) and state.to_play == 1
-    state = R.apply_action(state, play(card(S, 5)), rng)  # Lea
+    state = R.apply_action(state, play_action(card(S, 5)), rng)  # Lea
     assert state.last_result == R.NO_TRICK and state.to_play == 2
-    state = R.apply_action(state, play(card(C, 10)), rng)  # Alex: all revealed now
+    state = R.apply_action(state, play_action(card(C, 10)), rng)  # Alex: all revealed now
     assert state.pending == (R.NO_CARD,) * 3
     assert state.last_trick == (card(C, 9), card(S, 5), card(C, 10))
 
@@ -364,14 +360,15 @@ def test_illegal_actions_raise_naming_the_action_and_the_legal_set():
     rng = np.random.default_rng(0)
     state = new_state(4, seed=4)
     own = R.seat_suit(4, state.orientation, state.leader)
-    with pytest.raises(ValueError, match=rf"illegal action {ROTATE + own} .*legal actions: \["):
-        R.apply_action(state, ROTATE + own, rng)
+    own_rotation = rotate_action(own)
+    with pytest.raises(ValueError, match=rf"illegal action {own_rotation} .*legal actions: \["):
+        R.apply_action(state, own_rotation, rng)
     with pytest.raises(ValueError, match="illegal action 6 "):
         R.apply_action(state, 6, rng)  # a card before the rules were changed
     state = R.apply_action(state, FLIP, rng)
     absent = next(c for c in range(44) if not state.hands[state.to_play] >> c & 1)
-    with pytest.raises(ValueError, match=f"illegal action {play(absent)} "):
-        R.apply_action(state, play(absent), rng)
+    with pytest.raises(ValueError, match=f"illegal action {play_action(absent)} "):
+        R.apply_action(state, play_action(absent), rng)
     for bad in (-1, 50, FLIP, ROLL):
         with pytest.raises(ValueError, match=f"illegal action {bad} "):
             R.apply_action(state, bad, rng)
@@ -410,11 +407,11 @@ def test_trick_rewards_include_the_pot():
 
 
 def test_multi_round_totals():
-    # "Round end and game end": tricks add up over rounds; the game has rounds * hand tricks.
+    # "Round end and game end": tricks add up over rounds; the game has num_rounds * hand tricks.
     pick = random.Random(9)
     for n in (2, 3, 4):
         rng = np.random.default_rng(9)
-        cfg = R.make_config(num_players=n, rounds=3, reward="tricks")
+        cfg = R.make_config(num_players=n, num_rounds=3, reward="tricks")
         state = R.initial_state(cfg, rng)
         earned = [0.0] * n
         while not R.is_terminal(state):
@@ -429,22 +426,8 @@ def test_multi_round_totals():
 # -- invariants over random games ------------------------------------------------------------
 
 
-def _whole(state: R.State) -> bool:
-    """Every card in exactly one place: hand, finished trick or pot, current trick, aside."""
-    places = [*state.hands, *state.played, state.aside]
-    places += [1 << c for c in state.pending if c != R.NO_CARD]
-    return sum(p.bit_count() for p in places) == R.NUM_CARDS and _union(places) == ALL_CARDS
-
-
-def _union(masks: list[int]) -> int:
-    out = 0
-    for m in masks:
-        out |= m
-    return out
-
-
 def _check_step(before: R.State, action: int, after: R.State) -> None:
-    assert _whole(after)
+    assert is_whole(after)
     assert sum(after.tricks) + after.pot + after.lost == R.tricks_played(after)
     if after.phase is Phase.CHANGE:
         assert len({h.bit_count() for h in after.hands}) == 1
@@ -456,9 +439,10 @@ def _check_step(before: R.State, action: int, after: R.State) -> None:
             after.orientation != before.orientation,
             after.trump != before.trump,
         ]
-        assert changed == [action == FLIP, ROTATE <= action < ROLL, action == ROLL]
+        assert changed == [action == FLIP, action not in (FLIP, ROLL), action == ROLL]
     elif after.round == before.round:
-        assert after.hands[before.to_play] == before.hands[before.to_play] & ~(1 << action - PLAY)
+        card_bit = 1 << R.played_card(action)
+        assert after.hands[before.to_play] == before.hands[before.to_play] & ~card_bit
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
@@ -468,7 +452,7 @@ def test_invariants_over_random_games(n):
     cfg = R.make_config(num_players=n)
     for _ in range(2000):
         state = R.initial_state(cfg, rng)
-        assert _whole(state)
+        assert is_whole(state)
         while not R.is_terminal(state):
             legal = R.legal_actions(state)
             action = legal[pick.randrange(len(legal))]

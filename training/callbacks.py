@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from training.checkpoints import save_atomic
+from training.evaluate import evaluate
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -94,8 +97,6 @@ class TrainingCallback(BaseCallback):
 
     # -- actions ----------------------------------------------------------------------------
     def _save(self, path: Path) -> None:
-        from training.train import save_atomic
-
         save_atomic(self.model, path, self.meta)
 
     def _snapshot(self) -> None:
@@ -113,8 +114,6 @@ class TrainingCallback(BaseCallback):
     def _evaluate(self) -> None:
         if self.args.eval_games <= 0:
             return
-        from training.evaluate import evaluate
-
         path = self.run / "eval_model.zip"
         self._save(path)
         n = self.options["num_players"]

@@ -11,7 +11,7 @@ Python::
     result = evaluate("kingup", ["heuristic", "random", "random", "random"], games=400, seed=0)
 
 How a tournament is played
-    One spec per seat (``agents``; see ``agents/registry.py``), so the number of specs is the
+    One spec per seat (``agents``; see ``training/registry.py``), so the number of specs is the
     number of players (``--num-players`` may repeat it; any other game option goes through
     ``--option KEY=VALUE``). Games are played on the game's ``raw_env`` with action masks;
     every agent gets ``GameView(rules, config, env.game_state, seat)`` as its view.
@@ -52,9 +52,7 @@ An agent that returns an action its mask forbids stops the tournament with an
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
-import importlib
 import json
 import math
 import multiprocessing
@@ -77,8 +75,10 @@ if __package__ in (None, ""):
     # Run as a script: make the repository root importable like under ``python -m``.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.base import GAMES, GameView  # noqa: E402
-from agents.registry import check_game, make_agent  # noqa: E402
+from agents.base import GameView  # noqa: E402
+from tablegym.games import GAMES, check_game, env_class  # noqa: E402
+from tablegym.options import parse_key_value  # noqa: E402
+from training.registry import make_agent  # noqa: E402
 
 Z95 = 1.959963984540054
 
@@ -101,12 +101,6 @@ class Job:
 
 
 # -- playing ------------------------------------------------------------------------------
-
-
-def env_class(game: str) -> type:
-    """The ``raw_env`` class of a game (its ``rules`` module is ``raw_env.rules``)."""
-    check_game(game)
-    return importlib.import_module(GAMES[game]).raw_env
 
 
 def play_game(job: Job) -> dict[str, Any]:
@@ -189,7 +183,9 @@ def _where(job: Job, seat: int, step: int) -> str:
 
 def _check_legal(action: Any, mask: np.ndarray, job: Job, seat: int, step: int) -> None:
     """Raise IllegalActionError unless ``action`` is an int the mask allows."""
-    ok = isinstance(action, (int, np.integer)) and 0 <= int(action) < mask.size
+    # True is an int to Python but no action id to the env.
+    is_id = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+    ok = is_id and 0 <= int(action) < mask.size
     if ok and mask[int(action)]:
         return
     legal = np.flatnonzero(mask).tolist()
@@ -458,14 +454,11 @@ def table(result: dict[str, Any]) -> str:
 
 
 def parse_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE read as a Python literal when it is one (else a string)."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    """``--option KEY=VALUE`` as :func:`tablegym.options.parse_key_value` reads it."""
     try:
-        return key, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return key, value
+        return parse_key_value(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -481,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
     p.add_argument("--num-players", type=int, help="players; default: number of agents")
     p.add_argument("--option", action="append", type=parse_option, default=[],
-                   metavar="KEY=VALUE", help="game option, repeatable (e.g. rounds=1)")  # fmt: skip
+                   metavar="KEY=VALUE", help="game option, repeatable (e.g. level=8)")  # fmt: skip
     p.add_argument("--out", type=Path, help="write FILE.json, FILE.csv and FILE.png")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p

@@ -16,14 +16,15 @@ the learner's turns, so the value head learns the quantity PPO will bootstrap.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agents.base import GAMES, GameView
+from agents.base import GameView
+from tablegym.games import env_class
+from training.registry import make_agent
 
 
 @dataclass
@@ -48,9 +49,7 @@ def play_demonstrations(
     game: str, options: dict[str, Any], games: int, seed: int, gamma: float, teacher: str
 ) -> Demonstrations:
     """``games`` games with ``teacher`` in every seat, seeds ``seed, seed + 1, ...``."""
-    from agents.registry import make_agent
-
-    env = importlib.import_module(GAMES[game]).raw_env(**options)
+    env = env_class(game)(**options)
     n = len(env.possible_agents)
     parts = []
     for g in range(games):

@@ -15,15 +15,17 @@ ends the episode with reward -1 and ``info["illegal_action"]`` set, as PettingZo
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from agents.base import GAMES, Agent, GameView
+from agents.base import Agent, GameView
 from agents.random_agent import RandomAgent
+from tablegym.games import env_class
+from training.ppo_agent import load_ppo_agent
+from training.registry import make_agent
 
 OPPONENT_KINDS = ("snapshot", "heuristic", "random")
 
@@ -61,11 +63,9 @@ class SelfPlayEnv(gymnasium.Env):
         mix: dict[str, float] | None = None,
         snapshots: list[str] | None = None,
     ):
-        if game not in GAMES:
-            raise ValueError(f"unknown game {game!r}; known games: {', '.join(GAMES)}")
         self.game = game
         self.options = dict(options or {})
-        self.aec = importlib.import_module(GAMES[game]).raw_env(**self.options)
+        self.aec = env_class(game)(**self.options)
         self.n = len(self.aec.possible_agents)
         layout = self.aec.observation.LAYOUT
         self.observation_space = spaces.Box(layout.low, layout.high, dtype=np.float32)
@@ -91,8 +91,6 @@ class SelfPlayEnv(gymnasium.Env):
         if kind == "snapshot" and self.snapshots:
             path = self.snapshots[int(rng.integers(len(self.snapshots)))]
             if path not in self._snapshot_agents:
-                from agents.ppo_agent import load_ppo_agent
-
                 self._snapshot_agents[path] = load_ppo_agent(
                     path, self.game, self.options, deterministic=False
                 )
@@ -101,8 +99,6 @@ class SelfPlayEnv(gymnasium.Env):
             return agent
         if kind == "heuristic":
             if self._heuristic is None:
-                from agents.registry import make_agent
-
                 self._heuristic = make_agent("heuristic", self.game)
             return self._heuristic
         # "random", and "snapshot" before the first snapshot exists

@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -33,9 +32,15 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.base import GAMES  # noqa: E402
+from tablegym.games import DEFAULT_PLAYERS, GAMES  # noqa: E402
+from tablegym.options import parse_options  # noqa: E402
+from training.checkpoints import (  # noqa: E402
+    game_meta,
+    load_model,
+    read_meta,
+    save_atomic,
+)
 
-DEFAULT_PLAYERS = {"kingup": 4, "updown": 2, "kdk": 3}
 # KdK games are four times longer than the others, so fewer of them give as many decisions.
 DEFAULT_WARM_START = {"kingup": 2000, "updown": 2000, "kdk": 1000}
 
@@ -93,26 +98,14 @@ class Args:
 
     def game_options(self) -> dict[str, Any]:
         """The game's options: player count plus every ``--option KEY=VALUE``."""
-        options: dict[str, Any] = {"num_players": self.num_players or DEFAULT_PLAYERS[self.game]}
-        for item in self.option:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"--option {item!r} must look like KEY=VALUE")
-            options[key] = _parse_value(value)
-        return options
+        players = self.num_players or DEFAULT_PLAYERS[self.game]
+        return {"num_players": players, **parse_options(self.option)}
 
     def warm_start_games(self) -> int:
         return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
 
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")
-
-
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text  # a bare word such as own_decks
 
 
 # -- command line -------------------------------------------------------------------------
@@ -163,17 +156,6 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def _given_flags(argv: list[str]) -> set[str]:
     return {a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
-
-
-# -- checkpoints --------------------------------------------------------------------------
-
-
-def save_atomic(model: Any, path: Path, meta: dict[str, Any]) -> None:
-    """Write ``model`` to ``path`` via a temporary file and a rename: never half a file."""
-    model.tablegym_meta = {**meta, "num_timesteps": int(model.num_timesteps)}
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -240,18 +222,6 @@ def warm_start(model: Any, args: Args, options: dict[str, Any], run: Path) -> No
         print(f"warm start: {json.dumps(stats)}")
 
 
-def resume_model(args: Args, vec: Any, meta: dict[str, Any]) -> Any:
-    """The model of ``--resume``, checked against this run's game, with its optimiser state."""
-    from sb3_contrib import MaskablePPO
-
-    from agents.ppo_agent import check_meta, read_meta
-
-    path = Path(args.resume)
-    check_meta(read_meta(path), meta, path)
-    model = MaskablePPO.load(path, env=vec, device="cpu")
-    return model
-
-
 def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Run (or resume) training; returns the final summary (also written to the run dir).
 
@@ -260,7 +230,6 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     """
     import torch
 
-    from agents.ppo_agent import game_meta
     from training.callbacks import TrainingCallback
 
     torch.set_num_threads(1)  # the environments use the other core
@@ -276,7 +245,8 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     vec = make_vec_env(args, options, snapshots)
     try:
         if args.resume:
-            model = resume_model(args, vec, meta)
+            # checked against this run's game; the optimiser state comes along
+            model = load_model(args.resume, args.game, options, env=vec)
         else:
             model = new_model(args, vec, run)
             warm_start(model, args, options, run)
@@ -304,8 +274,6 @@ def _args_for_resume(args: Args, given: frozenset[str]) -> Args:
     The checkpoint is read first, so a missing, corrupt or mismatched one is refused before
     anything is written.
     """
-    from agents.ppo_agent import read_meta
-
     path = Path(args.resume)
     meta = read_meta(path)
     if "game" in given and args.game != meta["game"]:

@@ -1,0 +1,42 @@
+"""Which agents each game has: plain tables that ``training.registry`` builds agents from.
+
+Targets are ``"module:attribute"`` strings, imported only when an agent is built, so building a
+random agent does not import every game's heuristic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from tablegym.games import check_game
+
+HEURISTICS = {
+    "kingup": "agents.heuristic_kingup:HeuristicKingUp",
+    "updown": "agents.heuristic_updown:HeuristicUpDown",
+    "kdk": "agents.heuristic_kdk:HeuristicKdK",
+}
+# Game knowledge the search may use inside its determinisations (see agents/ismcts.py):
+# a fast full-state policy for the rollouts. Games without one roll out uniformly at random.
+ROLLOUT_POLICIES = {"kingup": "agents.heuristic_kingup:rollout_policy"}
+# Simulations of a bare ``ismcts`` spec: what keeps a move well under a second on two cores
+# (a KdK rollout to the end of a round is about 200 steps, ten times a King Up! one).
+DEFAULT_SIMULATIONS = {"kingup": 400, "updown": 1000, "kdk": 50}
+
+
+def load(target: str) -> Any:
+    """The attribute that a ``"module:attribute"`` string names."""
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def heuristic_class(game: str) -> type:
+    """The rule-of-thumb agent class of ``game``."""
+    return load(HEURISTICS[check_game(game)])
+
+
+def rollout_policy(game: str) -> Callable[..., int] | None:
+    """The full-state rollout policy of ``game`` for the search, or None (uniform rollouts)."""
+    target = ROLLOUT_POLICIES.get(check_game(game))
+    return None if target is None else load(target)

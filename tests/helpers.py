@@ -1,0 +1,43 @@
+"""Helpers shared by the test modules that run over every game."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from tablegym.games import GAMES, PLAYER_COUNTS, env_class, package_of
+
+# Options that keep the slowest game short enough for repeated whole games in tests.
+FAST = {"kdk": {"num_rounds": 1, "max_round_steps": 200}}
+# Every game at every table size it allows, and the matching test ids.
+TABLES = [(game, n) for game in GAMES for n in PLAYER_COUNTS[game]]
+TABLE_IDS = [f"{game}-{n}p" for game, n in TABLES]
+
+
+def make(game: str, n: int, raw: bool = True, **options: Any) -> Any:
+    """``raw_env`` (or ``env()``) of ``game`` for ``n`` players, in its fast test options."""
+    factory = env_class(game) if raw else package_of(game).env
+    return factory(num_players=n, **{**FAST.get(game, {}), **options})
+
+
+def random_playout(game: Any, seed: int, max_steps: int = 100_000) -> Iterator[Any]:
+    """Play a raw env to the end with uniformly random legal actions; yield it before each step."""
+    rng = np.random.default_rng(seed)
+    game.reset(seed=seed)
+    for _ in range(max_steps):
+        if game.rules.is_terminal(game.game_state):
+            return
+        yield game
+        legal = np.flatnonzero(game.action_mask())
+        game.step(int(legal[rng.integers(legal.size)]))
+    raise AssertionError(f"no game end within {max_steps} steps")
+
+
+def random_position(game: Any, seed: int, steps: int) -> Any:
+    """The raw env ``game`` after up to ``steps`` random legal actions from ``reset(seed)``."""
+    for step, _ in enumerate(random_playout(game, seed)):
+        if step == steps:
+            break
+    return game

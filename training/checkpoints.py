@@ -1,0 +1,114 @@
+"""The checkpoint format of trained policies: the one writer and the one reader.
+
+A checkpoint is sb3-contrib's MaskablePPO zip with one extra entry in its saved data,
+``tablegym_meta``: the game, its options, the observation and action sizes, and the step
+count. Loading checks that entry against what the caller expects, so a policy trained for
+another game, player count or observation layout is refused with a clear error instead of
+failing later with a shape error (or, worse, playing nonsense).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from tablegym.games import env_class
+
+FORMAT = "tablegym-ppo-1"
+
+
+def game_meta(game: str, options: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint must agree on with the game it is used in."""
+    raw = env_class(game)(**options)
+    return {
+        "format": FORMAT,
+        "game": game,
+        "env_name": raw.metadata["name"],
+        "options": dataclasses.asdict(raw.config),
+        "obs_size": int(raw.observation_space(raw.possible_agents[0])["observation"].shape[0]),
+        "num_actions": int(raw.action_space(raw.possible_agents[0]).n),
+    }
+
+
+def save_atomic(model: Any, path: str | os.PathLike, meta: dict[str, Any]) -> None:
+    """Write ``model`` to ``path`` via a temporary file and a rename: never half a file."""
+    path = Path(path)
+    model.tablegym_meta = {**meta, "num_timesteps": int(model.num_timesteps)}
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+    """The tablegym metadata of a checkpoint; clear errors for missing or corrupt files."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    try:
+        data, _, _ = load_from_zip_file(path, load_data=True, device="cpu")
+    except (zipfile.BadZipFile, ValueError, KeyError, EOFError, OSError, RuntimeError) as err:
+        raise ValueError(f"corrupt checkpoint {path}: {err}") from err
+    meta = (data or {}).get("tablegym_meta")
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a tablegym PPO checkpoint (no {FORMAT} metadata)")
+    return meta
+
+
+def check_meta(meta: dict[str, Any], expected: dict[str, Any], path: str | os.PathLike) -> None:
+    """Raise ValueError naming the first field where a checkpoint differs from the game."""
+    for key in ("game", "env_name", "obs_size", "num_actions"):
+        if meta.get(key) != expected[key]:
+            raise ValueError(
+                f"checkpoint {path} was trained for {key}={meta.get(key)!r}, "
+                f"but this game has {key}={expected[key]!r}"
+            )
+    # Player count changes the seats a policy learned about; other options (reward, rounds)
+    # change what it optimised but not what it can read, so only the player count must agree.
+    have, want = meta["options"].get("num_players"), expected["options"].get("num_players")
+    if have != want:
+        raise ValueError(
+            f"checkpoint {path} was trained for num_players={have}, but this game has {want}"
+        )
+
+
+def load_model(
+    path: str | os.PathLike,
+    game: str,
+    options: dict[str, Any] | None = None,
+    env: Any = None,
+) -> Any:
+    """A MaskablePPO model from ``path``, checked against ``game`` and its ``options``.
+
+    With ``env`` (a VecEnv) the model is ready to continue training, optimiser state included.
+    """
+    from sb3_contrib import MaskablePPO
+
+    check_meta(read_meta(path), game_meta(game, options or {}), path)
+    try:
+        return MaskablePPO.load(path, env=env, device="cpu")
+    except (zipfile.BadZipFile, ValueError, KeyError, EOFError, RuntimeError) as err:
+        raise ValueError(f"corrupt checkpoint {path}: {err}") from err
+
+
+def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """A copy of checkpoint ``src`` without the optimiser's moment estimates, for play only.
+
+    Adam keeps two tensors per weight, so a checkpoint is about three times the size of its
+    policy; the copy loads as an agent (``ppo:DST``) in a third of the space, and resuming
+    training from it starts a fresh optimiser. The metadata is kept, so checks still apply.
+    """
+    meta = read_meta(src)
+    model = load_model(src, meta["game"], meta["options"])
+    policy = model.policy
+    policy.optimizer = policy.optimizer_class(
+        policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs
+    )
+    model.num_timesteps = meta.get("num_timesteps", model.num_timesteps)
+    dst = Path(dst)
+    save_atomic(model, dst, {k: v for k, v in meta.items() if k != "num_timesteps"})
+    return dst

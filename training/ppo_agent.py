@@ -1,0 +1,90 @@
+"""Trained MaskablePPO policies as agents (checkpoints: :mod:`training.checkpoints`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, GameView, legal_ids
+from training.checkpoints import load_model
+
+
+class NumpyPolicy:
+    """The actor of a MaskablePPO ``MlpPolicy`` as numpy arrays: logits without torch.
+
+    Self-play opponents and evaluations call the policy once per move on a single
+    observation; there torch's per-call overhead dwarfs the arithmetic, and a numpy forward
+    pass of the same weights is several times faster. Only the layers ``MlpPolicy`` builds
+    (flatten, Linear, Tanh/ReLU) are supported; anything else raises ValueError.
+    """
+
+    def __init__(self, policy: Any):
+        import torch
+
+        if not isinstance(policy.features_extractor.flatten, torch.nn.Flatten):
+            raise ValueError("only MlpPolicy (flattened vector observations) is supported")
+        self.layers: list[tuple[str, Any]] = []
+        for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
+            if isinstance(module, torch.nn.Linear):
+                weight = module.weight.detach().cpu().numpy().astype(np.float32)
+                bias = module.bias.detach().cpu().numpy().astype(np.float32)
+                self.layers.append(("linear", (weight.T.copy(), bias)))
+            elif isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
+                self.layers.append((type(module).__name__.lower(), None))
+            else:
+                raise ValueError(f"unsupported policy layer {module!r}")
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """Unmasked action logits for one observation vector."""
+        x = np.asarray(observation, dtype=np.float32)
+        for kind, params in self.layers:
+            if kind == "linear":
+                x = x @ params[0] + params[1]
+            elif kind == "tanh":
+                x = np.tanh(x)
+            else:
+                x = np.maximum(x, 0.0)
+        return x
+
+
+class PPOAgent(Agent):
+    """Acts with a trained policy: the most likely legal action, or a sample from it."""
+
+    def __init__(self, model: Any, spec: str = "ppo", deterministic: bool = True, seed: int = 0):
+        self.model = model
+        self.net = NumpyPolicy(model.policy)
+        self.spec = spec
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+
+    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The policy's distribution over actions, restricted to the mask."""
+        logits = self.net.logits(observation).astype(np.float64)
+        logits[action_mask == 0] = -np.inf
+        logits -= logits.max()
+        probs = np.exp(logits)
+        return probs / probs.sum()
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
+        """A legal action id chosen by the policy under the mask."""
+        legal_ids(action_mask)  # ValueError if this agent is not to act
+        probs = self.probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probs))
+        return int(self.rng.choice(probs.size, p=probs))
+
+
+def load_ppo_agent(
+    path: str | os.PathLike,
+    game: str,
+    options: dict[str, Any] | None = None,
+    deterministic: bool = True,
+    seed: int = 0,
+) -> PPOAgent:
+    """The agent behind the spec ``ppo:PATH``."""
+    model = load_model(path, game, options)
+    return PPOAgent(model, spec=f"ppo:{path}", deterministic=deterministic, seed=seed)

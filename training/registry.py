@@ -1,0 +1,87 @@
+"""Build any agent from a spec string: the one entry point for evaluation, training and play.
+
+=================  ==============================================================
+spec               agent
+=================  ==============================================================
+``random``         :class:`agents.random_agent.RandomAgent` (every game)
+``heuristic``      the game's rule-of-thumb agent, from :data:`agents.catalog.HEURISTICS`
+``ismcts``         :class:`agents.ismcts.ISMCTSAgent`, the game's default budget
+``ismcts:N``       the same with N simulations per move
+``ismcts:N,K=V``   ... and constructor options, e.g. ``ismcts:200,rollout=random``
+``ppo:PATH``       a trained policy, :func:`training.ppo_agent.load_ppo_agent`
+=================  ==============================================================
+
+``options`` go to the agent's constructor, except for ``ppo:PATH``, where they are the game
+options (``num_players`` ...) that the checkpoint is checked against. ``K=V`` values are read
+by :func:`tablegym.options.parse_value`, as the ``--option`` flags of the CLIs are. The PPO
+loader is imported only when asked for, so a machine without torch builds the other agents.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from agents import catalog
+from agents.base import Agent
+from agents.ismcts import ISMCTSAgent
+from agents.random_agent import RandomAgent
+from tablegym.games import check_game
+from tablegym.options import parse_key_value
+
+SPECS = "random, heuristic, ismcts, ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
+
+
+def make_agent(spec: str, game: str, seed: int | None = None, **options: Any) -> Agent:
+    """The agent that ``spec`` names, for ``game``; see the module docstring for ``options``."""
+    check_game(game)
+    kind, _, arg = spec.partition(":")
+    if kind == "random" and not arg:
+        agent: Agent = RandomAgent(seed, **options)
+    elif kind == "heuristic" and not arg:
+        agent = catalog.heuristic_class(game)(seed=seed, **options)
+    elif kind == "ismcts":
+        agent = _make_ismcts(spec, arg, game, seed, options)
+    elif kind == "ppo" and arg:
+        agent = _make_ppo(arg, game, options)
+    else:
+        raise ValueError(f"unknown agent spec {spec!r}; known specs: {SPECS}")
+    agent.spec = spec
+    return agent
+
+
+def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict) -> Agent:
+    budget, *pairs = arg.split(",") if arg else [""]
+    if budget and not (budget.isdigit() and int(budget) > 0):
+        raise ValueError(f"bad agent spec {spec!r}: N in ismcts:N must be a positive integer")
+    try:
+        given = dict(parse_key_value(pair) for pair in pairs)
+    except ValueError as err:
+        raise ValueError(f"bad agent spec {spec!r}: {err}") from None
+    options = {**given, **options}
+    if budget:
+        options["simulations"] = int(budget)
+    else:
+        options.setdefault("simulations", catalog.DEFAULT_SIMULATIONS[game])
+    rollout = options.pop("rollout", "auto")
+    if rollout not in ("auto", "random"):
+        raise ValueError(f"bad agent spec {spec!r}: rollout must be 'auto' or 'random'")
+    if rollout == "auto":
+        options["rollout_policy"] = catalog.rollout_policy(game)
+    allowed = set(inspect.signature(ISMCTSAgent).parameters) - {"seed"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(
+            f"bad agent spec {spec!r}: unknown option {unknown[0]!r}; "
+            f"ismcts options: rollout, {', '.join(sorted(allowed))}"
+        )
+    return ISMCTSAgent(seed=seed, **options)
+
+
+def _make_ppo(path: str, game: str, options: dict) -> Agent:
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"ppo agent file not found: {path}")
+    from training.ppo_agent import load_ppo_agent  # torch and sb3 only when a policy is asked for
+
+    return load_ppo_agent(path, game=game, options=options)
