@@ -6,7 +6,9 @@ Only the learning module ``main`` is loaded, through ``RLModule.from_checkpoint`
 ``inference_only=True``, on CPU: no Ray cluster is started, and no env runner, learner or
 optimiser state is read. The checkpoint's ``tablegym_meta.json`` (game, options, sizes) is
 checked like a ``ppo:PATH`` checkpoint's, so a policy of another game or player count is
-refused with a clear error.
+refused with a clear error. Given no game options (``evaluate.py`` passes none to specs other
+than ``ppo:``), the player count is checked on the first move instead, from the ``GameView``.
+Loaded modules are cached per checkpoint file, so a tournament loads each policy once.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, GameView
-from agents.ppo_agent import check_meta, game_meta
+from training.checkpoints import check_meta, game_meta
 
 FORMAT = "tablegym-rllib-1"
 META_FILE = "tablegym_meta.json"
@@ -64,11 +66,19 @@ class RLlibAgent(Agent):
     """Acts with an RLlib ``ActionMaskingTorchRLModule``: its most likely legal action, or a
     sample from its masked distribution."""
 
-    def __init__(self, module: Any, spec: str = "rllib", deterministic: bool = True, seed: int = 0):
+    def __init__(
+        self,
+        module: Any,
+        spec: str = "rllib",
+        deterministic: bool = True,
+        seed: int = 0,
+        num_players: int | None = None,
+    ):
         import torch
 
         self.torch = torch
         self.module = module
+        self.num_players = num_players
         self.spec = spec
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
@@ -78,8 +88,9 @@ class RLlibAgent(Agent):
         torch = self.torch
         batch = {
             "obs": {
-                "observations": torch.as_tensor(observation, dtype=torch.float32)[None],
-                "action_mask": torch.as_tensor(action_mask, dtype=torch.float32)[None],
+                # Copies: the env hands out read-only arrays, which torch will not wrap.
+                "observations": torch.tensor(observation, dtype=torch.float32)[None],
+                "action_mask": torch.tensor(action_mask, dtype=torch.float32)[None],
             }
         }
         with torch.no_grad():
@@ -97,21 +108,42 @@ class RLlibAgent(Agent):
         """A legal action id chosen by the module under the mask."""
         if not np.any(action_mask):
             raise ValueError("the action mask allows no action: this agent is not to act")
+        if view is not None and self.num_players not in (None, view.config.num_players):
+            raise ValueError(
+                f"{self.spec} was trained for num_players={self.num_players}, "
+                f"but this game has {view.config.num_players}"
+            )
         probs = self.probabilities(observation, action_mask)
         if self.deterministic:
             return int(np.argmax(probs))
         return int(self.rng.choice(probs.size, p=probs))
 
 
+_MODULES: dict[str, tuple[int, Any]] = {}
+
+
 def load_module(path: str | os.PathLike, game: str, options: dict[str, Any] | None = None) -> Any:
-    """The ``main`` RLModule of an RLlib run, checked against ``game`` and its ``options``."""
+    """The ``main`` RLModule of an RLlib run, checked against ``game`` and its ``options``.
+
+    Without ``options`` the player count is taken from the checkpoint (see the module doc).
+    """
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     checkpoint, module_dir = locate(path)
-    check_meta(read_meta(checkpoint), game_meta(game, options or {}), checkpoint)
-    module = RLModule.from_checkpoint(module_dir, inference_only=True)
-    module.eval()
-    return module
+    meta = read_meta(checkpoint)
+    if meta.get("game") != game:
+        raise ValueError(f"{checkpoint} was trained for game={meta.get('game')!r}, not {game!r}")
+    if not options:
+        options = {"num_players": meta.get("options", {}).get("num_players")}
+    check_meta(meta, game_meta(game, options), checkpoint)
+    key = str(module_dir.resolve())
+    stamp = (module_dir / "module_state.pkl").stat().st_mtime_ns
+    cached = _MODULES.get(key)
+    if cached is None or cached[0] != stamp:
+        module = RLModule.from_checkpoint(module_dir, inference_only=True)
+        module.eval()
+        _MODULES[key] = (stamp, module)
+    return _MODULES[key][1]
 
 
 def load_rllib_agent(
@@ -123,4 +155,9 @@ def load_rllib_agent(
 ) -> RLlibAgent:
     """The agent behind the spec ``rllib:DIR``."""
     module = load_module(path, game, options)
-    return RLlibAgent(module, spec=f"rllib:{path}", deterministic=deterministic, seed=seed)
+    players = (options or {}).get("num_players") or read_meta(locate(path)[0])["options"].get(
+        "num_players"
+    )
+    return RLlibAgent(
+        module, spec=f"rllib:{path}", deterministic=deterministic, seed=seed, num_players=players
+    )

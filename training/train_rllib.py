@@ -313,8 +313,11 @@ def make_callbacks() -> type:
 # -- building the algorithm ---------------------------------------------------------------
 
 
-def build_config(args: Args, options: dict[str, Any]) -> Any:
-    """RLlib's PPOConfig for this run: envs, league, modules, PPO settings."""
+def build_config(args: Args, options: dict[str, Any], seed: int | None = None) -> Any:
+    """RLlib's PPOConfig for this run: envs, league, modules, PPO settings.
+
+    ``seed`` (default ``--seed``) seeds PPO and, offset by worker index, every env runner.
+    """
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
@@ -349,16 +352,21 @@ def build_config(args: Args, options: dict[str, Any]) -> Any:
             entropy_coeff=args.entropy_coeff,
         )
         .callbacks(make_callbacks())
-        .debugging(seed=args.seed, log_level="ERROR")
+        .debugging(seed=args.seed if seed is None else seed, log_level="ERROR")
     )
 
 
-def start_ray(args: Args) -> None:
-    """Join ``--address`` or start a local Ray of ``local_cpus`` CPUs."""
+def start_ray(args: Args) -> bool:
+    """Join ``--address`` or start a local Ray of ``local_cpus`` CPUs; False if Ray was up.
+
+    A Ray already initialised in this process (a notebook's, a test's) is used as it is.
+    """
     import logging
 
     import ray
 
+    if ray.is_initialized():
+        return False
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
     if args.address is None:
         # RAY_ADDRESS (set by `ray job submit`) would make ray.init join a cluster: honour it.
@@ -366,7 +374,7 @@ def start_ray(args: Args) -> None:
             ray.init(**quiet)
         else:
             ray.init(num_cpus=local_cpus(args), include_dashboard=False, **quiet)
-        return
+        return True
     try:
         ray.init(address=args.address, **quiet)
     except (ConnectionError, RuntimeError) as err:
@@ -378,6 +386,7 @@ def start_ray(args: Args) -> None:
         raise ValueError(
             f"--num-env-runners must be at most the cluster's {have:g} CPUs (one each); got {need}"
         )
+    return True
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -389,7 +398,7 @@ class Run:
     def __init__(self, args: Args, options: dict[str, Any], algo: Any):
         from torch.utils.tensorboard import SummaryWriter
 
-        from agents.ppo_agent import game_meta
+        from training.checkpoints import game_meta
 
         self.args, self.options, self.algo = args, options, algo
         self.dir = args.run_dir()
@@ -471,7 +480,8 @@ class Run:
         tmp = self.dir / f".checkpoint.{os.getpid()}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         self.algo.save_to_path(str(tmp.resolve()))
-        _write_json(tmp / "tablegym_meta.json", {**self.meta, "env_steps": self.steps})
+        progress = {"env_steps": self.steps, "iteration": int(self.algo.iteration)}
+        _write_json(tmp / "tablegym_meta.json", {**self.meta, **progress})
         old = self.dir / f".checkpoint.{os.getpid()}.old"
         if final.exists():
             os.replace(final, old)
@@ -559,16 +569,16 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     options = args.game_options()
     run_dir = args.run_dir()
     run_dir.mkdir(parents=True, exist_ok=True)
-    start_ray(args)
+    saved = _read_json(run_dir / "checkpoint" / "tablegym_meta.json", {}) if args.resume else {}
+    owns_ray = start_ray(args)
     try:
-        algo = build_config(args, options).build_algo()
+        # A resumed run deals new games: its env runners are seeded past the iterations done.
+        algo = build_config(args, options, args.seed + saved.get("iteration", 0)).build_algo()
         try:
             run = Run(args, options, algo)
             if args.resume:
                 algo.restore_from_path(str((run_dir / "checkpoint").resolve()))
-                run._steps = _read_json(run_dir / "checkpoint" / "tablegym_meta.json", {}).get(
-                    "env_steps", 0
-                )
+                run._steps = saved.get("env_steps", 0)
             else:
                 _write_json(run_dir / "config.json", dataclasses.asdict(args))
                 run.start_league()
@@ -594,7 +604,8 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
         finally:
             algo.stop()
     finally:
-        ray.shutdown()
+        if owns_ray:
+            ray.shutdown()
 
 
 def main(argv: list[str] | None = None) -> None:
