@@ -267,21 +267,25 @@ def start_node(*args: str, log: Path) -> subprocess.Popen:
                             start_new_session=True, env=LOOPBACK)  # fmt: skip
 
 
-def stop_node(node: subprocess.Popen) -> None:
-    """SIGTERM to the node's process group (ray start, its raylet, GCS and workers); SIGKILL
-    to whatever of the group is left after 30 s."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(node.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(node.pid, 0)  # is any process of the group left?
-        except ProcessLookupError:
-            break
-        time.sleep(0.5)
-    else:
-        os.killpg(node.pid, signal.SIGKILL)
-    node.wait(timeout=30)
+def stop_nodes(nodes: list[subprocess.Popen]) -> None:
+    """SIGTERM to each node's process group (ray start, its raylet, GCS and workers), all at
+    once since each drains for up to 30 s; SIGKILL to whatever is left after 40 s."""
+    for node in nodes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(node.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 40
+    for node in nodes:
+        while True:
+            node.poll()  # reap `ray start` once it exits: a zombie still counts in its group
+            try:
+                os.killpg(node.pid, 0)  # is any process of the group left?
+            except ProcessLookupError:
+                break
+            if time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(node.pid, signal.SIGKILL)
+            time.sleep(0.2)
+        node.wait(timeout=30)
 
 
 @pytest.mark.slow
@@ -328,6 +332,5 @@ def test_two_node_cluster_samples_on_both_nodes(tmp_path):
         assert len(by_node) == 2 and min(by_node.values()) > 0, by_node
         assert sum(by_node.values()) == last["env_steps"]
     finally:
-        for node in reversed(nodes):
-            stop_node(node)
+        stop_nodes(nodes)
         shutil.rmtree(temp, ignore_errors=True)

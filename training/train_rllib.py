@@ -443,6 +443,11 @@ class Run:
             "iteration": int(result["training_iteration"]),
             "env_steps": self.steps,
             "seconds": round(float(result.get("time_this_iter_s", 0.0)), 3),
+            # This iteration's decisions of the learning module (the others' are not trained on).
+            "main_steps": int(runners.get("num_module_steps_sampled", {}).get(MAIN, 0)),
+            # RLlib's timers are smoothed over iterations (EMA), unlike "seconds".
+            "sample_seconds": result.get("timers", {}).get("env_runner_sampling_timer"),
+            "learn_seconds": result.get("timers", {}).get("learner_update_timer"),
             "episodes": int(runners.get("num_episodes_lifetime", 0)),
             "episode_len_mean": runners.get("episode_len_mean"),
             "main_return_mean": runners.get("module_episode_returns_mean", {}).get(MAIN),
