@@ -300,14 +300,23 @@ def make_callbacks() -> type:
 
             node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
             steps = sum(e.env_steps() for e in samples)
-            metrics_logger.log_value(("env_steps_by_node", node), steps, reduce="lifetime_sum")
+            _log_total(metrics_logger, ("env_steps_by_node", node), steps)
 
         def on_episode_end(self, *, episode: Any, metrics_logger: Any, **kwargs: Any) -> None:
             infos = episode.get_infos(-1)
             illegal = any("illegal_action" in (i or {}) for i in infos.values())
-            metrics_logger.log_value("illegal_moves", int(illegal), reduce="lifetime_sum")
+            _log_total(metrics_logger, "illegal_moves", int(illegal))
 
     return TableGymCallbacks
+
+
+def _log_total(metrics_logger: Any, key: Any, value: int) -> None:
+    """Add ``value`` to a run-long total: ``lifetime_sum`` in newer Ray; before it, a ``sum``
+    was never cleared, which is the same total."""
+    try:
+        metrics_logger.log_value(key, value, reduce="lifetime_sum")
+    except ValueError:
+        metrics_logger.log_value(key, value, reduce="sum")
 
 
 # -- building the algorithm ---------------------------------------------------------------
