@@ -48,9 +48,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from tablegym.games import check_game, observation_of, rules_of
 
-ILLEGAL_REWARD = -1.0
-# The learning module's id in a MultiRLModule; frozen league members are ``past_0``, ...
-MAIN = "main"
+ILLEGAL_REWARD = -1.0  # what PettingZoo's TerminateIllegalWrapper gives in env()
 
 
 class TableMultiAgentEnv(MultiAgentEnv):

@@ -582,9 +582,9 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     torch.set_num_threads(1)  # the learner shares the machine with the env runners
     options = args.game_options()
     run_dir = args.run_dir()
-    run_dir.mkdir(parents=True, exist_ok=True)
     saved = _read_json(run_dir / "checkpoint" / "tablegym_meta.json", {}) if args.resume else {}
     owns_ray = start_ray(args)
+    run_dir.mkdir(parents=True, exist_ok=True)  # only once Ray is there: a failure writes nothing
     try:
         # A resumed run deals new games: its env runners are seeded past the iterations done.
         algo = build_config(args, options, args.seed + saved.get("iteration", 0)).build_algo()
