@@ -127,8 +127,6 @@ def load_module(path: str | os.PathLike, game: str, options: dict[str, Any] | No
 
     Without ``options`` the player count is taken from the checkpoint (see the module doc).
     """
-    from ray.rllib.core.rl_module.rl_module import RLModule
-
     checkpoint, module_dir = locate(path)
     meta = read_meta(checkpoint)
     if meta.get("game") != game:
@@ -140,6 +138,8 @@ def load_module(path: str | os.PathLike, game: str, options: dict[str, Any] | No
     stamp = (module_dir / "module_state.pkl").stat().st_mtime_ns
     cached = _MODULES.get(key)
     if cached is None or cached[0] != stamp:
+        from ray.rllib.core.rl_module.rl_module import RLModule  # seconds: only once checked
+
         module = RLModule.from_checkpoint(module_dir, inference_only=True)
         module.eval()
         _MODULES[key] = (stamp, module)
