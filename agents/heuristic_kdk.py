@@ -14,12 +14,11 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.base import Agent, GameView, legal_ids
-from kdk_env.observation import COMBO_CLIP, LAYOUT
+from kdk_env.observation import decode
 from kdk_env.rules import (
     AMBASSADOR,
     ANNOUNCE,
     CLAIM_LATE,
-    DECKS,
     DECLARE_SP,
     FAIL,
     LAY_SLOT,
@@ -36,11 +35,13 @@ from kdk_env.rules import (
     TRAITOR,
     WEITER,
     Phase,
+    announce_action,
+    slot_of,
 )
 
 # -- weights ------------------------------------------------------------------------------------
 # The numbers were chosen by seeded tournaments against the greedy play-out policy of
-# tests/test_kdk_rules.py (3 players, level 10; mean round score margin over the opponents).
+# tests/kdk_positions.py (3 players, level 10; mean round score margin over the opponents).
 # What a hand costs, in rough "duty turns still needed" (a turn is worth about GROUP_WEIGHT
 # points). After my lay I throw on in the window, so a run of consecutive figures (pairs
 # included) goes down in one turn; what costs is its entry. On top t a figure c fits under duty
@@ -90,10 +91,6 @@ SP_DECLARE_AT = 2
 SWAP_MIN = 0.05
 
 
-# Copies of each figure in one player's deck: observation counts are divided by these.
-COPIES = {mode: np.asarray(deck, np.float64) for mode, deck in DECKS.items()}
-
-
 class Pos(NamedTuple):
     """My side of the game during a planned sequence of my own lays."""
 
@@ -110,24 +107,22 @@ class Seen:
     """The decoded observation, as plain Python numbers (seat 0 is me)."""
 
     def __init__(self, obs: np.ndarray):
-        d = LAYOUT.decode(obs)
-        copies = COPIES["own_decks" if d["deck_mode"][0] > 0.5 else "one_colour"]
-        size = float(copies.sum())
+        d = decode(obs)  # raw values by field name
 
-        def counts(x: np.ndarray) -> tuple[int, ...]:
-            return tuple(np.rint(x * copies).astype(np.int64).tolist())
+        def ints(x: np.ndarray) -> tuple[int, ...]:
+            return tuple(int(v) for v in x)
 
         self.level = 8 + int(np.argmax(d["level"]))
         self.phase = Phase(int(np.argmax(d["phase"])))
-        self.hand = counts(d["hand"])
-        self.own_draw = counts(d["own_draw"])
-        self.played = counts(d["played"][0])
-        self.draw_count = int(round(float(d["draw_count"][0]) * size))
+        self.hand = ints(d["hand"])
+        self.own_draw = ints(d["own_draw"])
+        self.played = ints(d["played"][0])
+        self.draw_count = int(d["draw_count"][0])
         self.top = int(np.argmax(d["top"])) if d["top"].any() else -1
-        self.combo = int(round(float(d["combo_len"][0]) * COMBO_CLIP))
-        self.announced = int(round(float(d["announced"][0]) * 11))
-        self.ann_made = bool(d["ann_made"][0] > 0.5)
-        self.serves = int(round(float(d["serves_since"][0]) * 2))
+        self.combo = int(d["combo_len"][0])
+        self.announced = int(d["announced"][0])
+        self.ann_made = bool(d["ann_made"][0])
+        self.serves = int(d["serves_since"][0])
         # §3.3: my ambassador may not open or serve while another player is announced and
         # (his is the only announcement or some announcer has laid since announcing).
         announced = d["announced"] > 0
@@ -213,7 +208,7 @@ def add(hand: tuple[int, ...], f: int, k: int = 1) -> tuple[int, ...]:
 
 
 class HeuristicKdK(Agent):
-    """Rule-of-thumb KdK player; reads only ``LAYOUT.decode(observation)`` and the mask.
+    """Rule-of-thumb KdK player; reads only the observation's raw fields and the mask.
 
     The strategy in plain words:
 
@@ -307,7 +302,7 @@ class Decision:
         for a in self.legal:
             if a < SLOT_PICK:
                 continue
-            k, f = divmod(a - SLOT_PICK, NUM_FIGURES)
+            k, f = slot_of(a)
             old = self.s.slots[k]
             gain = SLOT_VALUE[f] - (SLOT_VALUE[old] if old >= 0 else 0.0)
             if gain > best_gain:
@@ -321,7 +316,7 @@ class Decision:
         for a in self.legal:
             if not SLOT_SWAP <= a < SLOT_PICK:
                 continue
-            k, f = divmod(a - SLOT_SWAP, NUM_FIGURES)
+            k, f = slot_of(a)
             g = slots[k]
             new = add(add(hand, f, -1), g)
             gain = hand_cost(hand) - hand_cost(new) + SLOT_VALUE[f] - SLOT_VALUE[g]
@@ -356,7 +351,7 @@ class Decision:
             if takes:  # one free action per call; the plan is made again after it
                 return TAKE_SLOT + takes[0]
             if announce and ANNOUNCE in self.legal:
-                return ANNOUNCE + min(points, MAX_COMBO_PTS) - 3
+                return announce_action(min(points, MAX_COMBO_PTS))
             return first
         if EARLY_ANNOUNCE and ANNOUNCE in self.legal:
             # My hand is one run that I cannot start in this decision: announce it now. At
@@ -368,7 +363,7 @@ class Decision:
                 for i, f in enumerate(s.slots):  # a slot figure that extends the run joins it
                     if f > TRAITOR and is_one_run(add(s.hand, f)):
                         return TAKE_SLOT + i
-                return ANNOUNCE + min(k, MAX_COMBO_PTS) - 3
+                return announce_action(min(k, MAX_COMBO_PTS))
         start = Pos(
             hand=s.hand,
             slots=s.slots,

@@ -2,7 +2,7 @@
 
 :class:`HeuristicUpDown` counts the cards still out and scores every legal action by the
 chance that it wins the trick (see its docstring for the strategy in plain words). It is the
-``heuristic`` spec of ``agents/registry.py`` for ``updown``: about 1 ms per move, strong
+``heuristic`` spec of ``training/registry.py`` for ``updown``: about 1 ms per move, strong
 enough to be a baseline, deterministic up to exact ties.
 """
 

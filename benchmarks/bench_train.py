@@ -3,8 +3,9 @@ loop, measured in one run.
 
 Usage::
 
-    python benchmarks/bench_train.py [--games kingup updown kdk] [--steps 8192 24576]
-                                     [--repeats 2] [--reference 90c20ba]
+    python benchmarks/bench_train.py [--games kingup updown kdk] [--steps 2048 6144]
+                                     [--our-steps 16384 81920] [--repeats 2]
+                                     [--reference 90c20ba]
 
 Three trainers per game, warm start and evaluation off:
 
@@ -14,8 +15,10 @@ Three trainers per game, warm start and evaluation off:
 * ``peer``: sb3-contrib MaskablePPO on PettingZoo's ``connect_four_v3`` against a random
   player (one env, the reference trainer's PPO settings), the same for every game.
 
-Each runs at two step counts; the *marginal* rate (extra steps / extra seconds) cancels
-start-up costs (imports, compilation, the first rollout). Rounds are interleaved (reference,
+Each runs at two step counts (``--steps`` for the reference and the peer, ``--our-steps``,
+whole rollouts of 8,192 samples, for ours: each pair takes tens of seconds per trainer); the
+*marginal* rate (extra steps / extra seconds) cancels start-up costs (imports, compilation,
+the first rollout). Rounds are interleaved (reference,
 ours, peer, then again) so that drift of the shared machine's speed hits all alike. Ours also
 reports its time split (env, each opponent kind, learner inference, update) from its
 ``summary.json``.
@@ -114,39 +117,41 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
     seconds: dict = {}
     splits: dict = {}
     low, high = args.steps
+    trainers = (("reference", reference, args.steps), ("ours", ROOT, args.our_steps))
     for rep in range(args.repeats):
         for game in args.games:
-            for steps in (low, high):
-                for who, cwd in (("reference", reference), ("ours", ROOT)):
+            for k in (0, 1):
+                for who, cwd, pair in trainers:
+                    steps = pair[k]
                     out = scratch / f"{who}-{game}-{steps}-{rep}"
                     took = timed(train_cmd(game, steps, out), cwd)
-                    seconds.setdefault((who, game, steps), []).append(took)
-                    if who == "ours" and steps == high:
+                    seconds.setdefault((who, game, k), []).append(took)
+                    if who == "ours" and k == 1:
                         splits[game] = json.loads((out / "summary.json").read_text())
                     print(f"  {who:9} {game:6} {steps:6} steps: {took:6.1f} s", flush=True)
-        for steps in (low, high):
+        for k, steps in enumerate((low, high)):
             cmd = [sys.executable, __file__, "--peer-steps", str(steps)]
             took = timed(cmd, ROOT)
-            seconds.setdefault(("peer", "connect_four", steps), []).append(took)
+            seconds.setdefault(("peer", "connect_four", k), []).append(took)
             print(f"  peer      c4     {steps:6} steps: {took:6.1f} s", flush=True)
     return {"seconds": seconds, "splits": splits}
 
 
-def marginal(seconds: dict, who: str, game: str, low: int, high: int) -> float:
+def marginal(seconds: dict, who: str, game: str, pair: list[int]) -> float:
     """Samples/s between the two step counts (medians over the repeats)."""
-    slow = statistics.median(seconds[who, game, high]) - statistics.median(seconds[who, game, low])
-    return (high - low) / max(slow, 1e-9)
+    slow = statistics.median(seconds[who, game, 1]) - statistics.median(seconds[who, game, 0])
+    return (pair[1] - pair[0]) / max(slow, 1e-9)
 
 
 def report(result: dict, args: argparse.Namespace) -> None:
-    seconds, low, high = result["seconds"], *args.steps
-    peer = marginal(seconds, "peer", "connect_four", low, high)
-    print(f"\nmarginal PPO samples/s ({low} -> {high} steps, median of {args.repeats}):")
+    seconds = result["seconds"]
+    peer = marginal(seconds, "peer", "connect_four", args.steps)
+    print(f"\nmarginal PPO samples/s (median of {args.repeats} repeats):")
     print("| game | reference | ours | ours / reference | ours / peer |")
     print("|---|---|---|---|---|")
     for game in args.games:
-        ref = marginal(seconds, "reference", game, low, high)
-        ours = marginal(seconds, "ours", game, low, high)
+        ref = marginal(seconds, "reference", game, args.steps)
+        ours = marginal(seconds, "ours", game, args.our_steps)
         print(f"| {game} | {ref:,.0f} | {ours:,.0f} | {ours / ref:.1f}x | {ours / peer:.1f}x |")
     print(f"| peer: MaskablePPO, connect_four_v3 vs random | | {peer:,.0f} | | |")
     print("\nour time split at the larger step count (share of the run's wall time):")
@@ -159,7 +164,8 @@ def report(result: dict, args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=GAMES)
-    parser.add_argument("--steps", nargs=2, type=int, default=[8192, 24576])
+    parser.add_argument("--steps", nargs=2, type=int, default=[2048, 6144])
+    parser.add_argument("--our-steps", nargs=2, type=int, default=[16384, 81920])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--reference", default="90c20ba", help="commit of the earlier trainer")
     parser.add_argument("--peer-steps", type=int, help=argparse.SUPPRESS)
@@ -167,8 +173,10 @@ def main() -> None:
     if args.peer_steps:
         peer_run(args.peer_steps)
         return
-    if not 0 < args.steps[0] < args.steps[1]:
-        parser.error("--steps takes two increasing positive step counts")
+    for name in ("steps", "our_steps"):
+        low, high = getattr(args, name)
+        if not 0 < low < high:
+            parser.error(f"--{name.replace('_', '-')} takes two increasing positive step counts")
     with tempfile.TemporaryDirectory() as tmp:
         reference = Path(tmp) / "reference"
         subprocess.run(

@@ -1,4 +1,4 @@
-"""KdK – Kampf der Könige as a PettingZoo AEC environment (``kdk_v0``).
+"""KdK – Kampf der Könige as a PettingZoo AEC environment (``kdk_v1``).
 
 A shedding and combo game for 2–5 players, levels 8–10 of the house rules "KdK 4.6" with an
 invented base game. Rules: ``shared/rules/kdk.md`` (spec v1.1), restated for users in
@@ -17,38 +17,82 @@ Actions, ``Discrete(114)`` for every agent (§8.1)
     16       ``PASS``
     17       ``FAIL``: one penalty card, the box is cleared
     18       ``WEITER``: lay two traitors, forward the duty (``one_colour`` only)
-    19..27   ``ANNOUNCE_N``, N = id − 16 (3..11), free
+    19..27   ``ANNOUNCE_N``, N = 3..11: ``rules.announce_action(N)``, free
     28       ``ABORT`` (level 9+), free
     29       ``TOP_UP``: free; terminal while finishing
     30..32   ``TAKE_SLOT(s)`` (level 10), free
     33       ``SECURE``
     34       ``CLAIM_LATE``
     35       ``DECLARE_SP`` (level 10, between rounds)
-    36..74   ``SLOT_SWAP(s, f)`` = 36 + 13·s + f
-    75..113  ``SLOT_PICK(s, f)`` = 75 + 13·s + f
+    36..74   ``SLOT_SWAP(s, f)`` = ``rules.slot_action(SLOT_SWAP, s, f)`` = 36 + 13·s + f
+    75..113  ``SLOT_PICK(s, f)`` = ``rules.slot_action(SLOT_PICK, s, f)`` = 75 + 13·s + f
     =======  ================================================================
     ``action_mask`` is exact (``kdk_env.rules.legal_actions``); agents not to act get zeros.
     ``raw_env`` raises ValueError on an unmasked action; ``env()`` ends the game with −1 for
     the offender (PettingZoo's ``TerminateIllegalWrapper``).
 
 Observation
-    ``{"observation": float32[OBS_SIZE], "action_mask": int8[114]}``, seat-relative (the
-    observer first), every value in [0, 1]. Read a vector by name with
-    ``kdk_env.observation.LAYOUT.decode(obs)``; the index table is in
-    ``kdk_env/observation.py``. Hidden: the other hands, every draw-pile order and the other
-    draw-pile compositions.
+    ``{"observation": float32[677], "action_mask": int8[114]}``, seat-relative (the observer
+    first), every value in [0, 1]. Read a vector's raw values by name with
+    ``kdk_env.observation.decode(obs)`` (= ``LAYOUT.decode(obs, raw=True, **params_of(obs))``).
+    Hidden: the other hands, every draw-pile order and the other draw-pile compositions.
+    Public facts a player with perfect recall keeps are fields of their own: the last
+    recycled played pile (levels 8–9), slot figures taken into a hand, and figures an
+    ``auto_pass`` skip showed a player not to hold (notes [a]–[d] in
+    ``kdk_env/observation.py``).
 
-Rewards (option ``reward_mode``)
+    <!-- layout: kdk_env.observation.LAYOUT -->
+    | index | field | shape | raw range | content |
+    |---|---|---|---|---|
+    | 0–12 | `hand` | 13 | 0–copies of f | own hand, cards per figure |
+    | 13–25 | `own_draw` | 13 | 0–copies of f | own draw pile, cards per figure (order hidden) |
+    | 26–30 | `hand_count` | 5 | 0–deck size | hand size |
+    | 31–35 | `draw_count` | 5 | 0–deck size | draw-pile size |
+    | 36–40 | `played_count` | 5 | 0–deck size | played-pile size |
+    | 41–105 | `played` | 5×13 | 0–copies of f | played pile per figure |
+    | 106–170 | `recycled` | 5×13 | 0–copies of f | last recycled played pile (levels 8–9) [a] |
+    | 171–235 | `taken` | 5×13 | 0–copies of f | slot figures taken into the hand, not laid [b] |
+    | 236–300 | `lacks` | 5×13 | 0/1 | 1: no such figure in hand besides `taken` [c] |
+    | 301–305 | `place` | 5 | 0–5 | place so far this round (0 = none) |
+    | 306–310 | `announced` | 5 | 0–11 | active announcement N (0 = none) |
+    | 311–315 | `ann_made` | 5 | 0/1 | announced in this round |
+    | 316–320 | `combo_len` | 5 | 0–22 | combo length, clipped at 22 |
+    | 321–325 | `serves_since` | 5 | 0–2 | serves since the announcement |
+    | 326–330 | `laid_since` | 5 | 0/1 | laid a card since the announcement |
+    | 331–335 | `picks_left` | 5 | 0–2 | slot picks still granted |
+    | 336–340 | `score` | 5 | −5R – 10R | game total so far |
+    | 341–345 | `last_round_score` | 5 | -5–10 | score of the last scored round |
+    | 346 | `topups` | 1 | 0–3 | free top-ups in the current decision |
+    | 347 | `round` | 1 | 0–R | round number (1-based) |
+    | 348 | `num_rounds` | 1 | 0–100 | rounds in the game, at most 100 |
+    | 349 | `deck_mode` | 1 | 0/1 | 1 = `own_decks` |
+    | 350 | `auto_pass` | 1 | 0/1 | option `auto_pass` |
+    | 351 | `solo` | 1 | 0/1 | exactly one player is active (play phases) |
+    | 352–546 | `slots` | 5×3×13 | 0/1 | slot figures, one-hot per slot (level 10) |
+    | 547–611 | `box` | 5×13 | 0–copies of f | box cards per owner and figure [d] |
+    | 612–624 | `top` | 13 | 0/1 | effective top figure, one-hot (zeros = empty box) |
+    | 625–629 | `top_owner` | 5 | 0/1 | owner of the top card, one-hot |
+    | 630–634 | `duty` | 5 | 0/1 | duty holder, one-hot |
+    | 635–639 | `reopener` | 5 | 0/1 | reopener R of the last interruption, one-hot |
+    | 640–644 | `to_play` | 5 | 0/1 | seat to act, one-hot |
+    | 645–653 | `phase` | 9 | 0/1 | one-hot, in the order of `rules.Phase` |
+    | 654–658 | `seats` | 5 | 0/1 | 1 for each seat in play |
+    | 659–673 | `status` | 5×3 | 0/1 | one-hot: active, finished, eliminated |
+    | 674–676 | `level` | 3 | 0/1 | one-hot: level 8, 9, 10 |
+    <!-- end layout -->
+
+Rewards (option ``reward``)
     ``"score"`` (default): at each round end every agent receives its round score
     (combo points − place, from −5 to +10); the return is the game total.
     ``"win"``: 0 until the game ends, then +1 to each winner (highest total; ties broken by
-    more 1st places, more combo points, a better last place; co-winners possible), 0 to others.
+    more 1st places, more combo points, a better last place; co-winners all get +1) and −1
+    to every other seat.
 
 Options
     ``num_players`` 2..5 (4), ``level`` 8 | 9 | 10 (10), ``deck_mode`` ``"one_colour"`` |
     ``"own_decks"``, ``num_rounds`` ≥ 1 (6), ``max_round_steps`` ≥ 200 (2000),
     ``first_opener`` None | seat, ``auto_pass`` bool (False; faster, but who is asked then
-    reveals hand information), ``reward_mode`` ``"score"`` | ``"win"``, ``render_mode`` None |
+    reveals hand information), ``reward`` ``"score"`` | ``"win"``, ``render_mode`` None |
     ``"ansi"`` | ``"human"``.
 
 State
@@ -58,6 +102,10 @@ State
 
 Version history
     v0: first release (spec v1.1).
+    v1: options ``reward`` (was ``reward_mode``); ``"win"`` gives −1 (was 0) to non-winners;
+    observation on the shared layout (677 values, every field with its raw range): new
+    fields ``recycled``, ``taken``, ``lacks`` (public facts of perfect recall) and
+    ``auto_pass``, ``num_rounds`` now R / 100; ``sample_state`` keeps those facts.
 """
 
 from __future__ import annotations
@@ -72,7 +120,7 @@ class raw_env(TableGameEnv):
     """KdK without wrappers: illegal actions raise ValueError."""
 
     metadata = {
-        "name": "kdk_v0",
+        "name": "kdk_v1",
         "render_modes": ["ansi", "human"],
         "is_parallelizable": False,
         "render_fps": 1,

@@ -1,336 +1,461 @@
-"""KdK observations: one flat float32 vector per seat, read by name through ``LAYOUT``.
+"""KdK observations: one flat float32 vector per seat, read and written by field name.
 
-The fields follow §8.2 of the spec. Seats are relative to the observer: index 0 is the
-observer, 1 the next seat clockwise, and so on. Per-player fields have 5 entries whatever the
-player count (``seats`` marks the ones in play), so one network fits every table size. Every
-value lies in [0, 1]: card counts are divided by the number of copies of that figure in one
-player's deck (3 traitors / 2 of each other figure in ``one_colour``, 15 / 10 in
-``own_decks``), pile sizes by the deck size (27 or 135), seats and figures are one-hot (all
-zero = none), and scores are shifted and scaled as listed.
+The fields follow §8.2 of the spec plus the public facts a player with perfect recall keeps
+(``recycled``, ``taken``, ``lacks``, see ``rules.State``). Seats are relative to the observer:
+row 0 is the observer, row 1 the next seat clockwise, and so on. Per-player fields have 5 rows
+whatever the player count (``seats`` marks the rows in play; the others stay 0), so one
+network fits every table size. The encoder writes **raw** values (counts, flags, one-hots) by
+field name into a zero vector and applies the layout's affine map once, so every value lies
+in [0, 1]; ``LAYOUT.decode(obs, raw=True, **params_of(obs))`` gives the raw values back.
+Card counts run up to the copies of a figure in one player's deck (3 traitors and 2 of every
+other figure in ``one_colour``, 15 and 10 in ``own_decks``), pile sizes up to the deck size
+(27 or 135); R is ``num_rounds``.
 
-=======  ===================  ==========  ========================================================
-index    field                shape       content
-=======  ===================  ==========  ========================================================
-0-12     ``hand``             13          own hand per figure / copies
-13-25    ``own_draw``         13          composition of the own draw pile / copies (order hidden)
-26-30    ``hand_count``       5           hand sizes / deck size
-31-35    ``draw_count``       5           draw-pile sizes / deck size
-36-40    ``played_count``     5           played-pile sizes / deck size
-41-105   ``played``           (5, 13)     played piles per figure / copies
-106-110  ``place``            5           place so far this round / 5 (0 = none)
-111-115  ``announced``        5           active announcement N / 11 (0 = none)
-116-120  ``ann_made``         5           announced in this round
-121-125  ``combo_len``        5           min(combo length, 22) / 22
-126-130  ``serves_since``     5           serves since the announcement / 2
-131-135  ``laid_since``       5           laid a card since the announcement
-136-140  ``picks_left``       5           slot picks still granted / 2
-141-145  ``score``            5           (total + 5·R) / (15·R), R = num_rounds
-146-150  ``last_round_score`` 5           (score of the last round + 5) / 15
-151      ``topups``           1           top-ups in the current decision / 3
-152      ``round``            1           round_idx / num_rounds
-153      ``num_rounds``       1           1 / num_rounds
-154      ``deck_mode``        1           1 = ``own_decks``
-155      ``solo``             1           exactly one player is active
-156-350  ``slots``            (5, 3, 13)  slot figures, one-hot per slot (level 10)
-351-415  ``box``              (5, 13)     box cards per owner and figure / copies (incl. WEITER
-                                          traitors)
-416-428  ``top``              13          effective top figure, one-hot (zeros = empty box)
-429-433  ``top_owner``        5           owner of the top card, one-hot
-434-438  ``duty``             5           duty holder, one-hot
-439-443  ``reopener``         5           reopener R of the last interruption, one-hot
-444-448  ``to_play``          5           seat to act, one-hot
-449-457  ``phase``            9           OPEN, FREE_OPEN, WINDOW, DUTY, FINISH, SP_DECLARE,
-                                          SLOT_PICK, SWAP, GAME_OVER
-458-462  ``seats``            5           1 for each seat in play
-463-477  ``status``           (5, 3)      one-hot active / finished / eliminated
-478-480  ``level``            3           one-hot level 8, 9, 10
-=======  ===================  ==========  ========================================================
+<!-- layout: kdk_env.observation.LAYOUT -->
+| index | field | shape | raw range | content |
+|---|---|---|---|---|
+| 0–12 | `hand` | 13 | 0–copies of f | own hand, cards per figure |
+| 13–25 | `own_draw` | 13 | 0–copies of f | own draw pile, cards per figure (order hidden) |
+| 26–30 | `hand_count` | 5 | 0–deck size | hand size |
+| 31–35 | `draw_count` | 5 | 0–deck size | draw-pile size |
+| 36–40 | `played_count` | 5 | 0–deck size | played-pile size |
+| 41–105 | `played` | 5×13 | 0–copies of f | played pile per figure |
+| 106–170 | `recycled` | 5×13 | 0–copies of f | last recycled played pile (levels 8–9) [a] |
+| 171–235 | `taken` | 5×13 | 0–copies of f | slot figures taken into the hand, not laid [b] |
+| 236–300 | `lacks` | 5×13 | 0/1 | 1: no such figure in hand besides `taken` [c] |
+| 301–305 | `place` | 5 | 0–5 | place so far this round (0 = none) |
+| 306–310 | `announced` | 5 | 0–11 | active announcement N (0 = none) |
+| 311–315 | `ann_made` | 5 | 0/1 | announced in this round |
+| 316–320 | `combo_len` | 5 | 0–22 | combo length, clipped at 22 |
+| 321–325 | `serves_since` | 5 | 0–2 | serves since the announcement |
+| 326–330 | `laid_since` | 5 | 0/1 | laid a card since the announcement |
+| 331–335 | `picks_left` | 5 | 0–2 | slot picks still granted |
+| 336–340 | `score` | 5 | −5R – 10R | game total so far |
+| 341–345 | `last_round_score` | 5 | -5–10 | score of the last scored round |
+| 346 | `topups` | 1 | 0–3 | free top-ups in the current decision |
+| 347 | `round` | 1 | 0–R | round number (1-based) |
+| 348 | `num_rounds` | 1 | 0–100 | rounds in the game, at most 100 |
+| 349 | `deck_mode` | 1 | 0/1 | 1 = `own_decks` |
+| 350 | `auto_pass` | 1 | 0/1 | option `auto_pass` |
+| 351 | `solo` | 1 | 0/1 | exactly one player is active (play phases) |
+| 352–546 | `slots` | 5×3×13 | 0/1 | slot figures, one-hot per slot (level 10) |
+| 547–611 | `box` | 5×13 | 0–copies of f | box cards per owner and figure [d] |
+| 612–624 | `top` | 13 | 0/1 | effective top figure, one-hot (zeros = empty box) |
+| 625–629 | `top_owner` | 5 | 0/1 | owner of the top card, one-hot |
+| 630–634 | `duty` | 5 | 0/1 | duty holder, one-hot |
+| 635–639 | `reopener` | 5 | 0/1 | reopener R of the last interruption, one-hot |
+| 640–644 | `to_play` | 5 | 0/1 | seat to act, one-hot |
+| 645–653 | `phase` | 9 | 0/1 | one-hot, in the order of `rules.Phase` |
+| 654–658 | `seats` | 5 | 0/1 | 1 for each seat in play |
+| 659–673 | `status` | 5×3 | 0/1 | one-hot: active, finished, eliminated |
+| 674–676 | `level` | 3 | 0/1 | one-hot: level 8, 9, 10 |
+<!-- end layout -->
+
+[a] The bottom min(draw_count, its size) cards of that draw pile come from it (§3.4 step 1);
+a second recycle forgets the first. [b] Each lay of the figure by its owner lowers the count:
+observers cannot tell which copy went. [c] Set when ``auto_pass`` skips the player in a window
+(no hand figure fits the top); cleared when he draws. [d] WEITER traitors included. The phases
+are OPEN, FREE_OPEN, WINDOW, DUTY, FINISH, SP_DECLARE, SLOT_PICK, SWAP, GAME_OVER.
 
 Hidden from an observer: the other hands, every draw-pile order, the other draw-pile
 compositions (and so which cards others drew). ``action_mask`` is not part of the vector; the
 env returns it beside it.
 
-``STATE_LAYOUT`` (for ``state()``) is the same vector from seat 0 (so seats are absolute),
-followed by everything else: every hand and draw-pile composition, every draw-pile order
-(``(figure + 1) / 13`` from the top card on, 0 = no card), the decision queue, and the
-bookkeeping of rounds, tie-breaks and the between-round phases.
+``STATE_LAYOUT`` (for ``state()``) is the observation of seat 0 (so seats are absolute),
+followed by everything else: every hand and draw-pile composition, every draw-pile order, the
+decision queue, and the bookkeeping of rounds, tie-breaks and the between-round phases:
+
+<!-- layout: kdk_env.observation.STATE_LAYOUT -->
+| index | field | shape | raw range | content |
+|---|---|---|---|---|
+| 0–12 | `hand` | 13 | 0–copies of f | own hand, cards per figure |
+| 13–25 | `own_draw` | 13 | 0–copies of f | own draw pile, cards per figure (order hidden) |
+| 26–30 | `hand_count` | 5 | 0–deck size | hand size |
+| 31–35 | `draw_count` | 5 | 0–deck size | draw-pile size |
+| 36–40 | `played_count` | 5 | 0–deck size | played-pile size |
+| 41–105 | `played` | 5×13 | 0–copies of f | played pile per figure |
+| 106–170 | `recycled` | 5×13 | 0–copies of f | last recycled played pile (levels 8–9) [a] |
+| 171–235 | `taken` | 5×13 | 0–copies of f | slot figures taken into the hand, not laid [b] |
+| 236–300 | `lacks` | 5×13 | 0/1 | 1: no such figure in hand besides `taken` [c] |
+| 301–305 | `place` | 5 | 0–5 | place so far this round (0 = none) |
+| 306–310 | `announced` | 5 | 0–11 | active announcement N (0 = none) |
+| 311–315 | `ann_made` | 5 | 0/1 | announced in this round |
+| 316–320 | `combo_len` | 5 | 0–22 | combo length, clipped at 22 |
+| 321–325 | `serves_since` | 5 | 0–2 | serves since the announcement |
+| 326–330 | `laid_since` | 5 | 0/1 | laid a card since the announcement |
+| 331–335 | `picks_left` | 5 | 0–2 | slot picks still granted |
+| 336–340 | `score` | 5 | −5R – 10R | game total so far |
+| 341–345 | `last_round_score` | 5 | -5–10 | score of the last scored round |
+| 346 | `topups` | 1 | 0–3 | free top-ups in the current decision |
+| 347 | `round` | 1 | 0–R | round number (1-based) |
+| 348 | `num_rounds` | 1 | 0–100 | rounds in the game, at most 100 |
+| 349 | `deck_mode` | 1 | 0/1 | 1 = `own_decks` |
+| 350 | `auto_pass` | 1 | 0/1 | option `auto_pass` |
+| 351 | `solo` | 1 | 0/1 | exactly one player is active (play phases) |
+| 352–546 | `slots` | 5×3×13 | 0/1 | slot figures, one-hot per slot (level 10) |
+| 547–611 | `box` | 5×13 | 0–copies of f | box cards per owner and figure [d] |
+| 612–624 | `top` | 13 | 0/1 | effective top figure, one-hot (zeros = empty box) |
+| 625–629 | `top_owner` | 5 | 0/1 | owner of the top card, one-hot |
+| 630–634 | `duty` | 5 | 0/1 | duty holder, one-hot |
+| 635–639 | `reopener` | 5 | 0/1 | reopener R of the last interruption, one-hot |
+| 640–644 | `to_play` | 5 | 0/1 | seat to act, one-hot |
+| 645–653 | `phase` | 9 | 0/1 | one-hot, in the order of `rules.Phase` |
+| 654–658 | `seats` | 5 | 0/1 | 1 for each seat in play |
+| 659–673 | `status` | 5×3 | 0/1 | one-hot: active, finished, eliminated |
+| 674–676 | `level` | 3 | 0/1 | one-hot: level 8, 9, 10 |
+| 677–741 | `hands` | 5×13 | 0–copies of f | every hand per figure |
+| 742–806 | `draw_comp` | 5×13 | 0–copies of f | every draw pile per figure |
+| 807–1481 | `draw_order` | 5×135 | 0–13 | draw piles from the top: figure + 1 (0 = none) |
+| 1482–1506 | `queue` | 5×5 | 0/1 | decision queue: [position, seat] one-hot |
+| 1507–1511 | `combo_pts` | 5 | 0–11 | combo points of this round |
+| 1512–1516 | `firsts` | 5 | 0–R | 1st places (tie-break) |
+| 1517–1521 | `combo_sum` | 5 | 0–11R | combo points of the game (tie-break) |
+| 1522–1526 | `last_place` | 5 | 0–5 | place in the last scored round (tie-break) |
+| 1527–1531 | `opener` | 5 | 0/1 | opener of the round, one-hot |
+| 1532–1536 | `last_winner` | 5 | 0/1 | place 1 of the last scored round, one-hot |
+| 1537–1551 | `slot_old` | 5×3 | 0/1 | slot held before this distribution |
+| 1552–1566 | `swapped` | 5×3 | 0/1 | slot swapped in this SWAP phase |
+| 1567–1569 | `resume` | 3 | 0/1 | one-hot: what a pending FINISH resumes (none, next, free open) |
+| 1570 | `steps` | 1 | 0–max_round_steps | env steps in this round |
+| 1571 | `sp_in_round` | 1 | 0/1 | somebody was eliminated by shuffle pressure this round |
+<!-- end layout -->
 """
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
-from itertools import chain
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
-from kdk_env.rules import DECKS, MAX_PLAYERS, NUM_FIGURES, NUM_SLOTS, Phase, State
-from tablegym.layout import Layout
+from kdk_env.rules import (
+    CLOCKWISE,
+    DECKS,
+    MAX_COMBO_PTS,
+    MAX_PLAYERS,
+    MAX_TOPUPS,
+    NUM_FIGURES,
+    NUM_SLOTS,
+    Config,
+    Phase,
+    State,
+)
+from tablegym.layout import Field, Layout
 
 P = MAX_PLAYERS
 F = NUM_FIGURES
 MAX_PILE = max(sum(d) for d in DECKS.values())  # 135
 COMBO_CLIP = 22  # CLAIM_LATE reaches 11 points at 22 cards; no longer combo scores more
+ROUNDS_SHOWN = 100  # num_rounds is shown up to this many (params_of is exact up to here)
+COPIES = "0–copies of f"  # range_doc of the per-figure counts
 
-# The vector is built as ints (counts and one-hots) in absolute seats, put into the observer's
-# seat order by one index array (``_rotation``) and multiplied by a scale vector (``_scale``).
-_PER_SEAT = (
-    "place", "announced", "ann_made", "combo_len", "serves_since", "laid_since", "picks_left",
-    "score", "last_round_score",
-)  # fmt: skip
+
+def _copies(deck_mode: str, **_: Any) -> tuple[int, ...]:
+    return DECKS[deck_mode]
+
+
+def _deck_size(deck_mode: str, **_: Any) -> int:
+    return sum(DECKS[deck_mode])
+
+
+def _min_score(num_rounds: int, **_: Any) -> int:
+    return -5 * num_rounds  # a round scores combo points - place: -5 .. +10 (§5.2)
+
+
+def _max_score(num_rounds: int, **_: Any) -> int:
+    return 10 * num_rounds
+
+
+def _rounds(num_rounds: int, **_: Any) -> int:
+    return num_rounds
+
+
+def _combo_sum(num_rounds: int, **_: Any) -> int:
+    return MAX_COMBO_PTS * num_rounds
+
+
+def _steps(max_round_steps: int, **_: Any) -> int:
+    return max_round_steps
+
+
+def _seat(name: str, doc: str, high: Any = 1, **kw: Any) -> Field:
+    """A per-seat field (one row per seat, observer first)."""
+    return Field(name, P, high, doc, seats=True, **kw)
+
+
 LAYOUT = Layout(
     [
-        ("hand", F, 1),
-        ("own_draw", F, 1),
-        ("hand_count", P, 1),
-        ("draw_count", P, 1),
-        ("played_count", P, 1),
-        ("played", (P, F), 1),
-        *((name, P, 1) for name in _PER_SEAT),
-        ("topups", 1, 1),
-        ("round", 1, 1),
-        ("num_rounds", 1, 1),
-        ("deck_mode", 1, 1),
-        ("solo", 1, 1),
-        ("slots", (P, NUM_SLOTS, F), 1),
-        ("box", (P, F), 1),
-        ("top", F, 1),
-        ("top_owner", P, 1),
-        ("duty", P, 1),
-        ("reopener", P, 1),
-        ("to_play", P, 1),
-        ("phase", len(Phase), 1),
-        ("seats", P, 1),
-        ("status", (P, 3), 1),
-        ("level", 3, 1),
+        Field("hand", F, _copies, "own hand, cards per figure", range_doc=COPIES),
+        Field("own_draw", F, _copies, "own draw pile, cards per figure (order hidden)",
+              range_doc=COPIES),
+        _seat("hand_count", "hand size", _deck_size, range_doc="0–deck size"),
+        _seat("draw_count", "draw-pile size", _deck_size, range_doc="0–deck size"),
+        _seat("played_count", "played-pile size", _deck_size, range_doc="0–deck size"),
+        Field("played", (P, F), _copies, "played pile per figure", seats=True,
+              range_doc=COPIES),
+        Field("recycled", (P, F), _copies, "last recycled played pile (levels 8–9) [a]",
+              seats=True, range_doc=COPIES),
+        Field("taken", (P, F), _copies, "slot figures taken into the hand, not laid [b]",
+              seats=True, range_doc=COPIES),
+        Field("lacks", (P, F), 1, "1: no such figure in hand besides `taken` [c]", seats=True),
+        _seat("place", "place so far this round (0 = none)", P),
+        _seat("announced", "active announcement N (0 = none)", MAX_COMBO_PTS),
+        _seat("ann_made", "announced in this round"),
+        _seat("combo_len", f"combo length, clipped at {COMBO_CLIP}", COMBO_CLIP),
+        _seat("serves_since", "serves since the announcement", 2),
+        _seat("laid_since", "laid a card since the announcement"),
+        _seat("picks_left", "slot picks still granted", 2),
+        _seat("score", "game total so far", _max_score, low=_min_score,
+              range_doc="−5R – 10R"),
+        _seat("last_round_score", "score of the last scored round", 10, low=-5),
+        Field("topups", 1, MAX_TOPUPS, "free top-ups in the current decision"),
+        Field("round", 1, _rounds, "round number (1-based)", range_doc="0–R"),
+        Field("num_rounds", 1, ROUNDS_SHOWN, f"rounds in the game, at most {ROUNDS_SHOWN}"),
+        Field("deck_mode", 1, 1, "1 = `own_decks`"),
+        Field("auto_pass", 1, 1, "option `auto_pass`"),
+        Field("solo", 1, 1, "exactly one player is active (play phases)"),
+        Field("slots", (P, NUM_SLOTS, F), 1, "slot figures, one-hot per slot (level 10)",
+              seats=True),
+        Field("box", (P, F), _copies, "box cards per owner and figure [d]", seats=True,
+              range_doc=COPIES),
+        Field("top", F, 1, "effective top figure, one-hot (zeros = empty box)"),
+        _seat("top_owner", "owner of the top card, one-hot"),
+        _seat("duty", "duty holder, one-hot"),
+        _seat("reopener", "reopener R of the last interruption, one-hot"),
+        _seat("to_play", "seat to act, one-hot"),
+        Field("phase", len(Phase), 1, "one-hot, in the order of `rules.Phase`"),
+        _seat("seats", "1 for each seat in play"),
+        Field("status", (P, 3), 1, "one-hot: active, finished, eliminated", seats=True),
+        Field("level", 3, 1, "one-hot: level 8, 9, 10"),
     ]
-)
+)  # fmt: skip
 OBS_SIZE = LAYOUT.size
 
 STATE_LAYOUT = Layout(
     [
         *LAYOUT.fields,
-        ("hands", (P, F), 1),
-        ("draw_comp", (P, F), 1),
-        ("draw_order", (P, MAX_PILE), 1),
-        ("queue", (P, P), 1),  # [position, seat] one-hot
-        ("combo_pts", P, 1),  # / 11
-        ("firsts", P, 1),  # / num_rounds
-        ("combo_sum", P, 1),  # / (11 * num_rounds)
-        ("last_place", P, 1),  # / 5
-        ("opener", P, 1),
-        ("last_winner", P, 1),
-        ("slot_old", (P, NUM_SLOTS), 1),
-        ("swapped", (P, NUM_SLOTS), 1),
-        ("resume", 3, 1),
-        ("steps", 1, 1),  # / max_round_steps
-        ("sp_in_round", 1, 1),
-        ("auto_pass", 1, 1),
+        Field("hands", (P, F), _copies, "every hand per figure", seats=True, range_doc=COPIES),
+        Field("draw_comp", (P, F), _copies, "every draw pile per figure", seats=True,
+              range_doc=COPIES),
+        Field("draw_order", (P, MAX_PILE), F, "draw piles from the top: figure + 1 (0 = none)",
+              seats=True),
+        Field("queue", (P, P), 1, "decision queue: [position, seat] one-hot"),
+        _seat("combo_pts", "combo points of this round", MAX_COMBO_PTS),
+        _seat("firsts", "1st places (tie-break)", _rounds, range_doc="0–R"),
+        _seat("combo_sum", "combo points of the game (tie-break)", _combo_sum,
+              range_doc="0–11R"),
+        _seat("last_place", "place in the last scored round (tie-break)", P),
+        _seat("opener", "opener of the round, one-hot"),
+        _seat("last_winner", "place 1 of the last scored round, one-hot"),
+        Field("slot_old", (P, NUM_SLOTS), 1, "slot held before this distribution", seats=True),
+        Field("swapped", (P, NUM_SLOTS), 1, "slot swapped in this SWAP phase", seats=True),
+        Field("resume", 3, 1, "one-hot: what a pending FINISH resumes (none, next, free open)"),
+        Field("steps", 1, _steps, "env steps in this round", range_doc="0–max_round_steps"),
+        Field("sp_in_round", 1, 1, "somebody was eliminated by shuffle pressure this round"),
     ]
-)
+)  # fmt: skip
 STATE_SIZE = STATE_LAYOUT.size
 
-_AT = {name: sl.start for name, sl in LAYOUT.slices.items()}
-_ST = {name: sl.start for name, sl in STATE_LAYOUT.slices.items()}
-_HEAD_END = LAYOUT.slices["solo"].stop
-_SEAT_PAD = {n: (0,) * (P - n) for n in range(2, P + 1)}
-_FIGURE_PAD = {n: (0,) * (F * (P - n)) for n in range(2, P + 1)}
+AT = LAYOUT.at
+ST = STATE_LAYOUT.at
 _NO_SLOTS = (-1,) * NUM_SLOTS
-# Fields with one row per seat: rotated so that the observer comes first.
-_SEAT_FIELDS = (
-    "hand_count", "draw_count", "played_count", "played", *_PER_SEAT, "slots", "box",
-    "top_owner", "duty", "reopener", "to_play", "seats", "status",
-)  # fmt: skip
 
 
-def _rotation(n: int, seat: int) -> np.ndarray:
-    """Indices that turn a vector in absolute seats into the view of ``seat``.
-
-    Row r of a seat field is row (seat + r) % n of the absolute vector; rows r >= n (no such
-    seat) are zero in both and map to themselves.
-    """
-    idx = np.arange(OBS_SIZE)
-    rows_from = [(seat + r) % n for r in range(n)]
-    for name in _SEAT_FIELDS:
-        rows = idx[LAYOUT.slices[name]].reshape(P, -1)  # a view into idx, one row per seat
-        rows[:n] = rows[rows_from]
-    return idx
+def params(config: Config) -> dict[str, Any]:
+    """The layout parameters of a game: ``LAYOUT.decode(obs, raw=True, **params(config))``."""
+    return {
+        "num_players": config.num_players,
+        "num_rounds": config.num_rounds,
+        "deck_mode": config.deck_mode,
+    }
 
 
-_ROTATION = {n: tuple(_rotation(n, seat) for seat in range(n)) for n in range(2, P + 1)}
+def params_of(obs: np.ndarray) -> dict[str, Any]:
+    """The layout parameters read back from an observation's fixed-range fields."""
+    d = LAYOUT.views(np.asarray(obs))
+    return {
+        "num_players": int(round(float(d["seats"].sum()))),
+        "num_rounds": max(1, int(round(float(d["num_rounds"][0]) * ROUNDS_SHOWN))),
+        "deck_mode": "own_decks" if d["deck_mode"][0] > 0.5 else "one_colour",
+    }
 
 
-def _blank(n: int) -> bytes:
-    """The raw vector before any entry is set: zeros but the seats in play."""
-    blank = bytearray(OBS_SIZE)
-    blank[_AT["seats"] : _AT["seats"] + n] = b"\x01" * n
-    return bytes(blank)
+@lru_cache(maxsize=64)
+def _affine(num_players: int, num_rounds: int, deck_mode: str) -> tuple[np.ndarray, np.ndarray]:
+    return LAYOUT.affine(num_players=num_players, num_rounds=num_rounds, deck_mode=deck_mode)
 
 
-_BLANK = {n: _blank(n) for n in range(2, P + 1)}
-
-
-@cache
-def _scale(deck_mode: str, num_rounds: int, size: int = OBS_SIZE) -> np.ndarray:
-    """Multipliers that turn the raw numbers into the documented values (1 elsewhere)."""
-    deck = np.asarray(DECKS[deck_mode], dtype=np.float32)
-    scale = np.ones(size, dtype=np.float32)
-    sl = LAYOUT.slices
-    for name in ("hand", "own_draw", "played", "box"):
-        scale[sl[name]] = np.tile(1.0 / deck, (sl[name].stop - sl[name].start) // F)
-    for name in ("hand_count", "draw_count", "played_count"):
-        scale[sl[name]] = 1.0 / deck.sum()
-    divisors = {
-        "place": 5, "announced": 11, "combo_len": COMBO_CLIP, "serves_since": 2,
-        "picks_left": 2, "score": 15 * num_rounds, "last_round_score": 15, "topups": 3,
-        "round": num_rounds, "num_rounds": num_rounds,
-    }  # fmt: skip
-    for name, d in divisors.items():
-        scale[sl[name]] = 1.0 / d
-    if size > OBS_SIZE:  # the state vector: hidden counts too
-        st = STATE_LAYOUT.slices
-        scale[st["hands"]] = np.tile(1.0 / deck, P)
-        scale[st["draw_comp"]] = np.tile(1.0 / deck, P)
-    scale.flags.writeable = False
-    return scale
+@lru_cache(maxsize=64)
+def _state_affine(config: Config) -> tuple[np.ndarray, np.ndarray]:
+    return STATE_LAYOUT.affine(**params(config), max_round_steps=config.max_round_steps)
 
 
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and draw pile."""
     cfg = state.config
-    raw = _absolute(state, seat)[_ROTATION[cfg.num_players][seat]]
-    return raw * _scale(cfg.deck_mode, cfg.num_rounds)
+    vec = _start(cfg.num_players, cfg.level, cfg.num_rounds, cfg.deck_mode, cfg.auto_pass).copy()
+    _write(memoryview(vec), state, seat)
+    scale, shift = _affine(cfg.num_players, cfg.num_rounds, cfg.deck_mode)
+    vec *= scale  # one affine map from raw values, as LAYOUT.scale does
+    vec += shift
+    return vec
 
 
-def _absolute(s: State, seat: int) -> np.ndarray:
-    """The observation of ``seat`` in absolute seats and before scaling: small ints.
+@lru_cache(maxsize=64)
+def _start(n: int, level: int, num_rounds: int, deck_mode: str, auto_pass: bool) -> np.ndarray:
+    """The raw values every position of a game shares (its options; every seat in play still
+    active), zeros elsewhere; ``_write`` fills in the rest. Keyed by the options themselves:
+    hashing a Config runs Python code."""
+    vec = np.zeros(OBS_SIZE, dtype=np.float32)
+    vec[AT["seats"] : AT["seats"] + n] = 1
+    vec[AT["status"] : AT["status"] + 3 * n : 3] = 1  # status ACTIVE
+    vec[AT["level"] + level - 8] = 1
+    vec[AT["num_rounds"]] = min(num_rounds, ROUNDS_SHOWN)
+    vec[AT["deck_mode"]] = deck_mode == "own_decks"
+    vec[AT["auto_pass"]] = auto_pass
+    vec.flags.writeable = False
+    return vec
 
-    Built in plain Python and turned into an array once at the end: every numpy call on a
-    small piece would cost more than the Python work around it. The one-hot fields (and the
-    box: at most 15 cards of a figure) are set in a copy of a byte template, then the fields
-    up to ``solo``, listed in order, are copied over its start in one go.
+
+# Start indices of the fields written for every seat (``LAYOUT.at``, bound once by name).
+_STATUS, _HAND_COUNT = AT["status"], AT["hand_count"]
+_DRAW_COUNT, _PLAYED_COUNT, _PLAYED = AT["draw_count"], AT["played_count"], AT["played"]
+_RECYCLED, _TAKEN, _LACKS, _SLOTS = AT["recycled"], AT["taken"], AT["lacks"], AT["slots"]
+_PLACE, _ANNOUNCED, _ANN_MADE = AT["place"], AT["announced"], AT["ann_made"]
+_COMBO_LEN, _SERVES_SINCE, _LAID_SINCE = AT["combo_len"], AT["serves_since"], AT["laid_since"]
+_PICKS_LEFT, _SCORE, _LAST_SCORE = AT["picks_left"], AT["score"], AT["last_round_score"]
+_TOP_OWNER, _DUTY, _REOPENER, _TO_PLAY = AT["top_owner"], AT["duty"], AT["reopener"], AT["to_play"]
+_BOX, _TOP = AT["box"], AT["top"]
+
+
+def _write(m: memoryview, s: State, seat: int) -> None:
+    """Raw values of ``LAYOUT`` for ``seat`` into the start vector behind ``m`` (``_start``).
+
+    Written element by element through a memoryview: every numpy call on a small piece would
+    cost more than the Python work around it. Per-figure counts come from a cache of float32
+    rows, copied in whole; zeros are not written.
     """
     cfg = s.config
     n = cfg.num_players
-    pad = _SEAT_PAD[n]
-    offset = 5 * cfg.num_rounds
-    solo = s.phase <= Phase.FINISH and s.status.count(0) == 1
-    head = [
-        *s.hand[seat],
-        *_composition(s.draw[seat]),
-        *map(sum, s.hand), *pad,
-        *map(len, s.draw), *pad,
-        *_played_fields(s.played),
-        *s.place, *pad,
-        *s.announced, *pad,
-        *s.ann_made, *pad,
-        *[c if c < COMBO_CLIP else COMBO_CLIP for c in s.combo_len], *pad,
-        *s.serves_since, *pad,
-        *s.laid_since, *pad,
-        *s.picks_left, *pad,
-        *[x + offset for x in s.score], *pad,
-        *[x + 5 for x in s.last_score], *pad,
-        s.topups, s.round_idx, 1, cfg.deck_mode == "own_decks", solo,
-    ]  # fmt: skip
-    buf = bytearray(_BLANK[n])
-    at = _AT
-    buf[at["phase"] + s.phase] = 1
-    buf[at["level"] + cfg.level - 8] = 1
-    for q, status in enumerate(s.status):
-        buf[at["status"] + 3 * q + status] = 1
-    for q, row in enumerate(s.slots):
-        if row != _NO_SLOTS:  # most rows hold no slot figure: one comparison skips them
-            for k, f in enumerate(row):
+    at = AT
+    m[at["hand"] : at["hand"] + F] = _row(s.hand[seat])
+    m[at["own_draw"] : at["own_draw"] + F] = _row(_composition(s.draw[seat]))
+    hand, draw, played, status = s.hand, s.draw, s.played, s.status
+    combo_len, score, last_score, ann_made = s.combo_len, s.score, s.last_score, s.ann_made
+    place, picks_left, recycled, taken, lacks = s.place, s.picks_left, s.recycled, s.taken, s.lacks
+    slots = s.slots
+    for r, q in enumerate(CLOCKWISE[n][seat]):
+        if status[q]:  # not ACTIVE, the status of the start vector
+            m[_STATUS + 3 * r] = 0
+            m[_STATUS + 3 * r + status[q]] = 1
+        m[_HAND_COUNT + r] = sum(hand[q])
+        m[_DRAW_COUNT + r] = len(draw[q])
+        fr = F * r
+        if played[q] != _NONE:
+            m[_PLAYED_COUNT + r] = sum(played[q])
+            m[_PLAYED + fr : _PLAYED + fr + F] = _row(played[q])
+        if combo_len[q]:
+            m[_COMBO_LEN + r] = combo_len[q] if combo_len[q] < COMBO_CLIP else COMBO_CLIP
+        if score[q]:
+            m[_SCORE + r] = score[q]
+        if last_score[q]:
+            m[_LAST_SCORE + r] = last_score[q]
+        if ann_made[q]:  # the announcement fields are 0 for a player who has not announced
+            m[_ANN_MADE + r] = 1
+            m[_ANNOUNCED + r] = s.announced[q]
+            m[_SERVES_SINCE + r] = s.serves_since[q]
+            m[_LAID_SINCE + r] = s.laid_since[q]
+        if place[q]:
+            m[_PLACE + r] = place[q]
+        if picks_left[q]:
+            m[_PICKS_LEFT + r] = picks_left[q]
+        if recycled[q] != _NONE:
+            m[_RECYCLED + fr : _RECYCLED + fr + F] = _row(recycled[q])
+        if taken[q] != _NONE:
+            m[_TAKEN + fr : _TAKEN + fr + F] = _row(taken[q])
+        if lacks[q]:
+            m[_LACKS + fr : _LACKS + fr + F] = _row(_BITS[lacks[q]])
+        if slots[q] != _NO_SLOTS:  # most rows hold no slot figure: one comparison skips them
+            for k, f in enumerate(slots[q]):
                 if f >= 0:
-                    buf[at["slots"] + F * (NUM_SLOTS * q + k) + f] = 1
-    for name, q in (
-        ("top_owner", s.top_owner),
-        ("duty", s.duty),
-        ("reopener", s.reopener),
-        ("to_play", s.to_play),
-    ):
+                    m[_SLOTS + F * (NUM_SLOTS * r + k) + f] = 1
+    for a, q in ((_TOP_OWNER, s.top_owner), (_DUTY, s.duty), (_REOPENER, s.reopener)):
         if q >= 0:
-            buf[at[name] + q] = 1
-    if s.top >= 0:
-        buf[at["top"] + s.top] = 1
+            m[a + (q - seat) % n] = 1
+    if s.to_play >= 0:
+        m[_TO_PLAY + (s.to_play - seat) % n] = 1
     for owner, f, _ in s.box:
-        buf[at["box"] + F * owner + f] += 1
-    try:
-        buf[:_HEAD_END] = head  # about 6x faster than numpy's conversion of a list
-    except ValueError:  # beyond a byte: the score of a game of more than 17 rounds
-        return np.array([*head, *buf[_HEAD_END:]], dtype=np.float32)
-    return np.frombuffer(buf, dtype=np.uint8)
+        i = _BOX + F * ((owner - seat) % n) + f
+        m[i] = m[i] + 1
+    if s.top >= 0:
+        m[_TOP + s.top] = 1
+    m[at["phase"] + s.phase] = 1
+    m[at["topups"]] = s.topups
+    m[at["round"]] = s.round_idx
+    m[at["solo"]] = s.phase <= Phase.FINISH and status.count(0) == 1
+
+
+_NONE = (0,) * F
+_BITS = tuple(tuple(b >> f & 1 for f in range(F)) for b in range(1 << F))
+
+
+@lru_cache(maxsize=4096)
+def _row(counts: tuple[int, ...]) -> memoryview:
+    """13 counts as a float32 row to copy into a vector (cached: rows repeat)."""
+    return memoryview(np.asarray(counts, dtype=np.float32))
 
 
 @lru_cache(maxsize=1024)
 def _composition(pile: tuple[int, ...]) -> tuple[int, ...]:
     """Cards per figure of a draw pile.
 
-    Cached: a pile changes only when its owner draws, and its 13 counts would be the costliest
-    field of the encoding. ``bytes.count`` scans raw bytes where ``tuple.count`` compares
-    objects: several times faster on a 135-card pile.
+    Cached: a pile changes only when its owner draws. ``bytes.count`` scans raw bytes where
+    ``tuple.count`` compares objects: several times faster on a 135-card pile.
     """
     return tuple(map(bytes(pile).count, range(F)))
 
 
-@lru_cache(maxsize=1024)
-def _played_fields(played: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
-    """``played_count`` and ``played`` in absolute seats, padded to 5 seats.
-
-    Cached: only an interruption, a recycle or a round end changes the played piles.
-    """
-    n = len(played)
-    return (*map(sum, played), *_SEAT_PAD[n], *chain.from_iterable(played), *_FIGURE_PAD[n])
-
-
 def encode_state(state: State) -> np.ndarray:
     """The whole game, hidden information included, in absolute seats."""
-    vec = np.zeros(STATE_SIZE, dtype=np.float32)
-    vec[:OBS_SIZE] = _absolute(state, 0)
-    st = _ST
     cfg = state.config
-    n = cfg.num_players
-    counts = [*chain.from_iterable(state.hand), *_FIGURE_PAD[n]]
-    for pile in state.draw:
-        counts += _composition(pile)
-    counts += _FIGURE_PAD[n]
-    vec[st["hands"] : st["hands"] + len(counts)] = counts  # hands, then draw_comp
-    idx: list[int] = []
-    val: list[float] = []
-    for q in range(n):
+    vec = np.zeros(STATE_SIZE, dtype=np.float32)
+    vec[:OBS_SIZE] = _start(
+        cfg.num_players, cfg.level, cfg.num_rounds, cfg.deck_mode, cfg.auto_pass
+    )
+    m = memoryview(vec)
+    _write(m, state, 0)
+    st = ST
+    for q in range(cfg.num_players):
+        m[st["hands"] + F * q : st["hands"] + F * q + F] = _row(state.hand[q])
         pile = state.draw[q]
-        if pile:
-            top_first = (np.asarray(pile[::-1], dtype=np.float32) + 1) / F
-            start = st["draw_order"] + MAX_PILE * q
-            vec[start : start + len(pile)] = top_first
-        idx += (st["combo_pts"] + q, st["firsts"] + q, st["combo_sum"] + q, st["last_place"] + q)
-        val += (
-            state.combo_pts[q] / 11,
-            state.firsts[q] / cfg.num_rounds,
-            state.combo_sum[q] / (11 * cfg.num_rounds),
-            state.last_place[q] / 5,
-        )
+        m[st["draw_comp"] + F * q : st["draw_comp"] + F * q + F] = _row(_composition(pile))
+        at_pile = st["draw_order"] + MAX_PILE * q
+        for i, f in enumerate(reversed(pile)):
+            m[at_pile + i] = f + 1
+        for name, value in (
+            ("combo_pts", state.combo_pts[q]),
+            ("firsts", state.firsts[q]),
+            ("combo_sum", state.combo_sum[q]),
+            ("last_place", state.last_place[q]),
+        ):
+            m[st[name] + q] = value
         for k in range(NUM_SLOTS):
-            idx += (st["slot_old"] + NUM_SLOTS * q + k, st["swapped"] + NUM_SLOTS * q + k)
-            val += (float(state.slot_old[q][k]), float(state.swapped[q][k]))
+            m[st["slot_old"] + NUM_SLOTS * q + k] = state.slot_old[q][k]
+            m[st["swapped"] + NUM_SLOTS * q + k] = state.swapped[q][k]
     for i, q in enumerate(state.queue):
-        idx.append(st["queue"] + P * i + q)
-        val.append(1.0)
+        m[st["queue"] + P * i + q] = 1
     for name, q in (("opener", state.opener), ("last_winner", state.last_winner)):
         if q >= 0:
-            idx.append(st[name] + q)
-            val.append(1.0)
-    idx += (st["resume"] + state.resume, st["steps"], st["sp_in_round"], st["auto_pass"])
-    val += (
-        1.0,
-        min(1.0, state.steps / cfg.max_round_steps),
-        float(state.sp_in_round),
-        float(cfg.auto_pass),
-    )
-    vec[idx] = val
-    vec *= _scale(cfg.deck_mode, cfg.num_rounds, STATE_SIZE)
+            m[st[name] + q] = 1
+    m[st["resume"] + state.resume] = 1
+    m[st["steps"]] = state.steps
+    m[st["sp_in_round"]] = state.sp_in_round
+    scale, shift = _state_affine(cfg)
+    vec *= scale
+    vec += shift
     return vec
 
 
 def decode(vec: np.ndarray) -> dict[str, np.ndarray]:
-    """An observation split into its named fields."""
-    return LAYOUT.decode(vec)
+    """An observation's raw values by field name (its parameters read from it)."""
+    return LAYOUT.decode(vec, raw=True, **params_of(vec))

@@ -3,9 +3,12 @@
 No PettingZoo, no printing, no global random state: every shuffle, the round-1 opener and
 every recycle of a played pile use the generator passed in. Comments cite the spec (§x.y).
 
-A :class:`State` is immutable. :func:`apply_action` copies it into a mutable working object,
-runs the spec's procedures (§3.4) on that copy and freezes the result, so the state passed in
-is never changed.
+The state idiom (the same in all three games): :class:`State` is an immutable
+``typing.NamedTuple`` of ints and tuples, the cheapest value to build on every step.
+:func:`apply_action` never changes the state it is given. It copies the fields an action
+touches into a small local working object (:class:`_Work`), runs the spec's procedures (§3.4)
+on it and builds the next ``State`` from it; a round end that cuts an action short (§3.7) is a
+flag on that object, checked by the callers, not an exception.
 
 Actions (``NUM_ACTIONS = 114``, the same ids for every agent, §8.1):
 
@@ -15,22 +18,26 @@ Actions (``NUM_ACTIONS = 114``, the same ids for every agent, §8.1):
 16       ``PASS``
 17       ``FAIL``: take one penalty card, the box is cleared (interruption)
 18       ``WEITER``: two traitors forward the duty (one-colour deck only)
-19..27   ``ANNOUNCE_N``: announce a combo of N = id − 16 cards (3..11)
+19..27   ``ANNOUNCE_N``: announce a combo of N cards (3..11), ``announce_action(N)``
 28       ``ABORT``: end the own combo with a penalty card (level 9+)
 29       ``TOP_UP``: draw one card towards the announced size
 30..32   ``TAKE_SLOT(s)``: take the slot figure into the hand (level 10)
 33       ``SECURE``: finish without combo points
 34       ``CLAIM_LATE``: finish with a late, unannounced combo (half points)
 35       ``DECLARE_SP``: declare shuffle pressure between rounds (level 10)
-36..74   ``SLOT_SWAP(s, f)`` = 36 + 13·s + f (level 10, start of a round)
-75..113  ``SLOT_PICK(s, f)`` = 75 + 13·s + f (level 10, slot distribution)
+36..74   ``SLOT_SWAP(s, f)`` = ``slot_action(SLOT_SWAP, s, f)`` (level 10, start of a round)
+75..113  ``SLOT_PICK(s, f)`` = ``slot_action(SLOT_PICK, s, f)`` (level 10, slot distribution)
 =======  ==========================================================================
+
+``slot_of(action)`` and ``announce_size(action)`` decode these ids; nothing else in the
+project does the arithmetic.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -49,6 +56,8 @@ DECKS = {
 }
 HAND_SIZE = {2: 10, 3: 8, 4: 8, 5: 6}
 FINISH_SLOTS = {2: 1, 3: 2, 4: 2, 5: 2}
+_NO_CARDS = (0,) * 13  # an empty multiset of figures
+_NO_SLOTS = (-1, -1, -1)
 SP_THRESHOLD = 6  # T3a: "fewer than 6 draw cards" (§6.2)
 MAX_COMBO_PTS = 11
 MAX_TOPUPS = 3
@@ -70,6 +79,28 @@ SLOT_SWAP = 36
 SLOT_PICK = 75
 NUM_ACTIONS = 114
 ANNOUNCE_IDS = tuple(range(ANNOUNCE, ABORT))
+MIN_ANNOUNCE, MAX_ANNOUNCE = 3, 11
+
+
+def announce_action(size: int) -> int:
+    """The id of ``ANNOUNCE_N`` for N = ``size`` (3..11)."""
+    return ANNOUNCE + size - MIN_ANNOUNCE
+
+
+def announce_size(action: int) -> int:
+    """The N of an ``ANNOUNCE_N`` id."""
+    return action - ANNOUNCE + MIN_ANNOUNCE
+
+
+def slot_action(base: int, slot: int, figure: int) -> int:
+    """The id of ``SLOT_SWAP(slot, figure)`` or ``SLOT_PICK(slot, figure)`` (``base``)."""
+    return base + NUM_FIGURES * slot + figure
+
+
+def slot_of(action: int) -> tuple[int, int]:
+    """``(slot, figure)`` of a ``SLOT_SWAP`` or ``SLOT_PICK`` id."""
+    base = SLOT_PICK if action >= SLOT_PICK else SLOT_SWAP
+    return divmod(action - base, NUM_FIGURES)
 
 
 class Phase(IntEnum):
@@ -84,7 +115,21 @@ class Phase(IntEnum):
     GAME_OVER = 8
 
 
-ROUND_PHASES = (Phase.OPEN, Phase.FREE_OPEN, Phase.WINDOW, Phase.DUTY, Phase.FINISH)
+# The phases under module names for the hot paths: a global is read 4x faster than an Enum
+# member.
+_OPEN, _FREE_OPEN, _WINDOW, _DUTY, _FINISH = (
+    Phase.OPEN,
+    Phase.FREE_OPEN,
+    Phase.WINDOW,
+    Phase.DUTY,
+    Phase.FINISH,
+)
+_SP_DECLARE, _PICKING, _SWAP, _GAME_OVER = (
+    Phase.SP_DECLARE,
+    Phase.SLOT_PICK,
+    Phase.SWAP,
+    Phase.GAME_OVER,
+)
 
 # status[p] (§3.1)
 ACTIVE, FINISHED, ELIMINATED = 0, 1, 2
@@ -115,6 +160,18 @@ def _serve_fit(f: int, t: int) -> bool:
 
 THROW_FIT = tuple(tuple(_throw_fit(f, t) for t in range(NUM_FIGURES)) for f in range(NUM_FIGURES))
 SERVE_FIT = tuple(tuple(_serve_fit(f, t) for t in range(NUM_FIGURES)) for f in range(NUM_FIGURES))
+# The figures that may be thrown onto top t, and those that fit it under duty (§3.2).
+THROWS_ON = tuple(
+    tuple(f for f in range(NUM_FIGURES) if THROW_FIT[f][t]) for t in range(NUM_FIGURES)
+)
+FITS_ON = tuple(
+    tuple(f for f in range(NUM_FIGURES) if THROW_FIT[f][t] or SERVE_FIT[f][t])
+    for t in range(NUM_FIGURES)
+)
+# Bit f of FIT_BITS[t] is set iff figure f can be thrown onto top t.
+FIT_BITS = tuple(
+    sum(1 << f for f in range(NUM_FIGURES) if THROW_FIT[f][t]) for t in range(NUM_FIGURES)
+)
 
 
 def throw_fit(f: int, t: int) -> bool:
@@ -136,8 +193,9 @@ OPTIONS = (
     "max_round_steps",
     "first_opener",
     "auto_pass",
-    "reward_mode",
+    "reward",
 )
+REWARDS = ("score", "win")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +209,7 @@ class Config:
     max_round_steps: int = 2000
     first_opener: int | None = None
     auto_pass: bool = False
-    reward_mode: str = "score"
+    reward: str = "score"  # "score": round scores; "win": +1 each winner, -1 the others
 
     @property
     def hand_size(self) -> int:
@@ -167,25 +225,32 @@ class Config:
 
 
 def make_config(**options: object) -> Config:
-    """Validated options; unknown names or bad values raise ValueError naming what is allowed."""
+    """Validated options; unknown names or bad values raise ValueError naming what is allowed.
+
+    The Config holds the values the checks return (plain ints, so numpy integers pass).
+    """
     check_options(options, OPTIONS)
-    cfg = Config(**options)  # type: ignore[arg-type]
-    check_int("num_players", cfg.num_players, 2, MAX_PLAYERS)
-    check_choice("level", cfg.level, (8, 9, 10))
-    check_choice("deck_mode", cfg.deck_mode, tuple(DECKS))
-    check_int("num_rounds", cfg.num_rounds, 1)
-    check_int("max_round_steps", cfg.max_round_steps, 200)
-    if cfg.first_opener is not None:
+    base = Config()
+    o = {name: options.get(name, getattr(base, name)) for name in OPTIONS}
+    n = check_int("num_players", o["num_players"], 2, MAX_PLAYERS)
+    opener = o["first_opener"]
+    if opener is not None:
         try:
-            check_int("first_opener", cfg.first_opener, 0, cfg.num_players - 1)
+            opener = check_int("first_opener", opener, 0, n - 1)
         except ValueError:
             raise ValueError(
-                f"first_opener must be None or an integer from 0 to {cfg.num_players - 1}; "
-                f"got {cfg.first_opener!r}"
+                f"first_opener must be None or an integer from 0 to {n - 1}; got {opener!r}"
             ) from None
-    check_choice("auto_pass", cfg.auto_pass, (False, True))
-    check_choice("reward_mode", cfg.reward_mode, ("score", "win"))
-    return cfg
+    return Config(
+        num_players=n,
+        level=check_choice("level", o["level"], (8, 9, 10)),
+        deck_mode=check_choice("deck_mode", o["deck_mode"], tuple(DECKS)),
+        num_rounds=check_int("num_rounds", o["num_rounds"], 1),
+        max_round_steps=check_int("max_round_steps", o["max_round_steps"], 200),
+        first_opener=opener,
+        auto_pass=check_choice("auto_pass", o["auto_pass"], (False, True)),
+        reward=check_choice("reward", o["reward"], REWARDS),
+    )
 
 
 # -- state -------------------------------------------------------------------------------------
@@ -193,7 +258,8 @@ class State(NamedTuple):
     """Immutable game state (§3.1). A NamedTuple: cheaper to build on every step than a dataclass.
 
     Per-player fields are tuples indexed by absolute seat. A draw pile is ordered with its top
-    card last; hands and played piles are counts per figure.
+    card last; hands and played piles are counts per figure. The last three fields are public
+    bookkeeping of what a player with perfect recall knows (``sample_state`` keeps it).
     """
 
     config: Config
@@ -235,60 +301,63 @@ class State(NamedTuple):
     picks_left: tuple[int, ...]  # SLOT_PICK grants (§6.3)
     slot_old: tuple[tuple[bool, ...], ...]  # slot held before this distribution
     swapped: tuple[tuple[bool, ...], ...]  # slot already swapped in this SWAP phase
-
-
-class _RoundOver(Exception):  # noqa: N818 - control flow, not an error
-    """Raised when a round end (§3.7 E1–E3) cuts the current action short."""
+    # Public facts a player with perfect recall knows (spec `sample_state` note, §8.2):
+    recycled: tuple[tuple[int, ...], ...]  # last recycled played pile per figure (levels 8–9):
+    # the bottom min(len(draw), its size) cards of the draw pile are drawn from it (§3.4)
+    taken: tuple[tuple[int, ...], ...]  # slot figures taken into the hand and not laid since
+    lacks: tuple[int, ...]  # bit f: no figure f in hand besides ``taken`` (auto_pass skips)
 
 
 _FIELDS = State._fields
-_NESTED = ("hand", "draw", "played", "slots", "slot_old", "swapped")
-_SCALARS = (
-    "config", "phase", "to_play", "round_idx", "rounds_done", "opener", "last_winner", "top",
-    "top_owner", "duty", "reopener", "resume", "sp_in_round", "steps", "topups",
-)  # fmt: skip
-# 0 = scalar, 1 = tuple (copied to a list), 2 = tuple of tuples (copied to a list of lists)
-_KIND = {f: 2 if f in _NESTED else 0 if f in _SCALARS else 1 for f in _FIELDS}
+_GET_FIELDS = itemgetter(*_FIELDS)  # a dict's values of every field, in field order
+_NESTED = frozenset(("hand", "draw", "played", "slots", "slot_old", "swapped", "recycled", "taken"))
 
 
 class _Work:
-    """Mutable copy of a State that the procedures of §3.4 change in place.
+    """The mutable working copy of one :func:`apply_action` call (never kept, never shared).
 
-    A field is copied from the state the first time it is read (``__getattr__`` runs only for
-    attributes not yet set), so a step pays only for the fields it touches.
+    It starts as the state's fields, all still tuples. A procedure that changes a field asks
+    for it as a list first: :meth:`mut` (a per-seat or per-card field) or :meth:`row` (row p of
+    a per-seat field of tuples), which copy it once and mark it for :meth:`freeze`; a field
+    is assigned whole as a tuple. So a step copies only what it changes. ``over`` is set when
+    a round end (§3.7 E1–E3) cuts the action short: every procedure that can end the round
+    sets it, and its callers stop.
     """
 
     def __init__(self, s: State, rng: np.random.Generator):
-        self._state = s
+        self.__dict__.update(zip(_FIELDS, s))
         self.cfg = s.config
         self.n = s.config.num_players
         self.rng = rng
         self.solo_start = False
+        self.over = False
+        self.changed: set[str] = set()
 
-    def __getattr__(self, name: str) -> object:
-        kind = _KIND.get(name)
-        if kind is None:
-            raise AttributeError(name)
-        value = getattr(self.__dict__["_state"], name)
-        if kind == 2:
-            value = [list(row) for row in value]
-        elif kind == 1:
-            value = list(value)
-        self.__dict__[name] = value
+    def mut(self, name: str) -> list:
+        """Field ``name`` as a list, copied on the first call."""
+        d = self.__dict__
+        value = d[name]
+        if type(value) is not list:
+            value = d[name] = list(value)
+            self.changed.add(name)
+        return value
+
+    def row(self, name: str, p: int) -> list:
+        """Row ``p`` of the per-seat field ``name`` as a list, copied on the first call."""
+        rows = self.mut(name)
+        value = rows[p]
+        if type(value) is not list:
+            value = rows[p] = list(value)
         return value
 
     def freeze(self) -> State:
+        """The next State: every field as now, the changed ones back to tuples."""
         d = self.__dict__
-        t = tuple
-        vals = []
-        for name, old in zip(_FIELDS, self._state):
-            if name not in d:
-                vals.append(old)
-                continue
-            kind = _KIND[name]
-            v = d[name]
-            vals.append(v if kind == 0 else t(v) if kind == 1 else t(map(t, v)))
-        return State(*vals)
+        for name in self.changed:
+            value = d[name]
+            if type(value) is list:  # else replaced by a tuple since
+                d[name] = tuple(map(tuple, value)) if name in _NESTED else tuple(value)
+        return tuple.__new__(State, _GET_FIELDS(d))
 
 
 def _blank(config: Config) -> State:
@@ -297,7 +366,7 @@ def _blank(config: Config) -> State:
     zero13 = (0,) * NUM_FIGURES
     return State(
         config=config,
-        phase=Phase.OPEN,
+        phase=_OPEN,
         to_play=0,
         round_idx=1,
         rounds_done=0,
@@ -335,6 +404,9 @@ def _blank(config: Config) -> State:
         picks_left=(0,) * n,
         slot_old=((False,) * NUM_SLOTS,) * n,
         swapped=((False,) * NUM_SLOTS,) * n,
+        recycled=(zero13,) * n,
+        taken=(zero13,) * n,
+        lacks=(0,) * n,
     )
 
 
@@ -348,7 +420,7 @@ def initial_state(config: Config, rng: np.random.Generator) -> State:
     w = _Work(_blank(config), rng)
     deck = _expand(config.deck)
     for p in range(w.n):
-        w.draw[p] = rng.permutation(deck).tolist()
+        w.mut("draw")[p] = rng.permutation(deck).tolist()
     opener = config.first_opener
     w.opener = int(rng.integers(w.n)) if opener is None else opener
     for p in range(w.n):
@@ -369,14 +441,21 @@ def _drawable(s: State | _Work, p: int) -> int:
     return len(s.draw[p]) + sum(s.played[p])
 
 
+# CLOCKWISE[n][p]: the seats p, p + 1, ..., p + n - 1 (mod n) of an n-player table.
+CLOCKWISE = {
+    n: tuple(tuple((p + i) % n for i in range(n)) for p in range(n))
+    for n in range(2, MAX_PLAYERS + 1)
+}
+
+
 def _next_active(s: State | _Work, p: int) -> int:
     """§3.4 next_active(p): first ACTIVE seat after p, p itself last; -1 if none."""
-    n = len(s.status)
-    for i in range(1, n + 1):
-        q = (p + i) % n
-        if s.status[q] == ACTIVE:
+    status = s.status
+    order = CLOCKWISE[len(status)][p]
+    for q in order[1:]:
+        if status[q] == ACTIVE:
             return q
-    return -1
+    return p if status[p] == ACTIVE else -1
 
 
 def _traitor_ban(s: State | _Work) -> bool:
@@ -394,12 +473,11 @@ def _amb_ban(s: State | _Work, p: int) -> bool:
     return len(ann) == 1 or any(s.laid_since[q] for q in ann)
 
 
-def _serve_banned(s: State | _Work, p: int, f: int) -> bool:
-    if f == TRAITOR:
-        return _traitor_ban(s)
-    if f == AMBASSADOR:
-        return _amb_ban(s, p)
-    return False
+def _banned(s: State, p: int) -> tuple[int, ...]:
+    """The figures p may not lay as OPEN or SERVE now (§3.3 bans; none without announcements)."""
+    if s.config.level < 9 or not any(s.announced):
+        return ()
+    return (TRAITOR,) + ((AMBASSADOR,) if _amb_ban(s, p) else ())
 
 
 def _has_throw(s: State | _Work, p: int) -> bool:
@@ -414,68 +492,117 @@ def _has_throw(s: State | _Work, p: int) -> bool:
 
 
 # -- legality (§3.5, §3.6, §6) -----------------------------------------------------------------
-# The last state asked about and its answer, as one tuple so a thread never sees half of it.
-_memo: list[tuple] = [(None, ())]
-
-
+# legal_actions lists what the predicates below allow; is_legal asks the one predicate an
+# action needs (apply_action checks every action, so it must not build the whole list again).
 def legal_actions(state: State) -> tuple[int, ...]:
     """Sorted action ids open to ``state.to_play``; empty at GAME_OVER."""
-    last = _memo[0]
-    if last[0] is state:  # the env asks for the mask, then apply_action checks it again
-        return last[1]
-    legal = _legal_actions(state)
-    _memo[0] = (state, legal)
-    return legal
-
-
-def _legal_actions(state: State) -> tuple[int, ...]:
     ph = state.phase
     p = state.to_play
-    if ph == Phase.GAME_OVER:
+    if ph == _GAME_OVER:
         return ()
-    if ph == Phase.FINISH:
+    if ph == _FINISH:
         return _finish_options(state, p)
-    if ph == Phase.SP_DECLARE:
+    if ph == _SP_DECLARE:
         return (PASS, DECLARE_SP)
-    if ph == Phase.SLOT_PICK:
+    if ph == _PICKING:
         return _pick_options(state, p)
-    if ph == Phase.SWAP:
+    if ph == _SWAP:
         return _swap_options(state, p)
-    out = _lay_options(state, p, ph)
-    if ph == Phase.FREE_OPEN or ph == Phase.WINDOW:
+    hand = state.hand[p]
+    t = state.top
+    if ph == _OPEN:
+        banned = _banned(state, p)
+        out = [f for f in range(NUM_FIGURES) if hand[f] and f not in banned]
+    elif ph == _FREE_OPEN:
+        out = [f for f in range(NUM_FIGURES) if hand[f]] if state.announced[p] else []
+    elif ph == _WINDOW:
+        out = [f for f in THROWS_ON[t] if hand[f]]
+    else:
+        banned = _banned(state, p)
+        out = [f for f in FITS_ON[t] if hand[f] and (f not in banned or THROW_FIT[f][t])]
+    slots = state.slots[p] if state.config.level == 10 else _NO_SLOTS  # level 10 only (inv. 27)
+    if slots != _NO_SLOTS and (ph == _WINDOW or ph == _DUTY):
+        out.extend(LAY_SLOT + k for k in range(NUM_SLOTS) if _slot_lay_ok(state, p, ph, k))
+    if ph == _FREE_OPEN or ph == _WINDOW:
         out.append(PASS)
-    if ph == Phase.OPEN or ph == Phase.DUTY:
+    else:
         out.append(FAIL)
-    if ph == Phase.DUTY and _weiter_ok(state, p):
-        out.append(WEITER)
-    _free_options(state, p, out)
+        if ph == _DUTY and _weiter_ok(state, p):
+            out.append(WEITER)
+    nhand = sum(hand)
+    if _announce_ok(state, p, nhand):
+        out.extend(ANNOUNCE_IDS)
+    if _abort_ok(state, p):
+        out.append(ABORT)
+    if _topup_ok(state, p, nhand):
+        out.append(TOP_UP)
+    if slots != _NO_SLOTS:
+        out.extend(TAKE_SLOT + k for k, f in enumerate(slots) if f >= 0)
     return tuple(out)
 
 
-def _lay_options(s: State, p: int, ph: Phase) -> list[int]:
-    """LAY_HAND / LAY_SLOT ids for the four play phases (§3.5)."""
-    hand = s.hand[p]
+def is_legal(state: State, action: int) -> bool:
+    """Whether ``action`` is in ``legal_actions(state)``, asking only what that action needs."""
+    ph = state.phase
+    if ph >= _FINISH or not 0 <= action < NUM_ACTIONS:
+        return action in legal_actions(state)  # short lists, or nothing to ask
+    p = state.to_play
+    a = action
+    if a < LAY_SLOT:
+        return state.hand[p][a] > 0 and _lay_ok(state, p, ph, a)
+    if a < PASS:
+        level10 = state.config.level == 10
+        return (
+            level10 and (ph == _WINDOW or ph == _DUTY) and _slot_lay_ok(state, p, ph, a - LAY_SLOT)
+        )
+    if a == PASS:
+        return ph == _FREE_OPEN or ph == _WINDOW
+    if a == FAIL:
+        return ph == _OPEN or ph == _DUTY
+    if a == WEITER:
+        return ph == _DUTY and _weiter_ok(state, p)
+    if a < ABORT:
+        return _announce_ok(state, p, sum(state.hand[p]))
+    if a == ABORT:
+        return _abort_ok(state, p)
+    if a == TOP_UP:
+        return _topup_ok(state, p, sum(state.hand[p]))
+    if a < SECURE:
+        return state.config.level == 10 and state.slots[p][a - TAKE_SLOT] >= 0
+    return False
+
+
+def _lay_ok(s: State, p: int, ph: Phase, f: int) -> bool:
+    """Whether a held hand figure f may be laid in a play phase (§3.5, bans §3.3)."""
+    if ph == _OPEN:  # any hand figure, except what a ban forbids
+        return f not in _banned(s, p)
+    if ph == _FREE_OPEN:  # any hand figure, only while still announced
+        return s.announced[p] > 0
     t = s.top
-    if ph == Phase.OPEN:  # any hand figure, except what a ban forbids
-        return [f for f in range(NUM_FIGURES) if hand[f] and not _serve_banned(s, p, f)]
-    if ph == Phase.FREE_OPEN:  # any hand figure, only while still announced
-        return [f for f in range(NUM_FIGURES) if hand[f]] if s.announced[p] else []
-    if ph == Phase.WINDOW:
-        ok = [THROW_FIT[f][t] for f in range(NUM_FIGURES)]
-    else:  # DUTY: redirect, or a serve that no ban forbids
-        ok = [
-            THROW_FIT[f][t] or (SERVE_FIT[f][t] and not _serve_banned(s, p, f))
-            for f in range(NUM_FIGURES)
-        ]
-    out = [f for f in range(NUM_FIGURES) if hand[f] and ok[f]]
-    if s.config.level == 10:
-        out.extend(LAY_SLOT + k for k, f in enumerate(s.slots[p]) if f >= 0 and ok[f])
-    return out
+    if THROW_FIT[f][t]:  # a throw in WINDOW, a redirect in DUTY
+        return True
+    return ph == _DUTY and SERVE_FIT[f][t] and f not in _banned(s, p)
+
+
+def _slot_lay_ok(s: State, p: int, ph: Phase, k: int) -> bool:
+    """Whether slot k may be laid in WINDOW or DUTY at level 10 (§6.4; never to open, inv. 38)."""
+    f = s.slots[p][k]
+    return f >= 0 and _lay_ok(s, p, ph, f)
 
 
 def _weiter_ok(s: State, p: int) -> bool:
     """§3.5 WEITER: one-colour deck, two traitors in hand, no traitor ban."""
     return s.config.deck_mode == "one_colour" and s.hand[p][TRAITOR] >= 2 and not _traitor_ban(s)
+
+
+def _announce_ok(s: State, p: int, nhand: int) -> bool:
+    """§3.6 ANNOUNCE_N: once per round, with at least two hand cards."""
+    return not s.announced[p] and not s.ann_made[p] and nhand >= 2
+
+
+def _abort_ok(s: State, p: int) -> bool:
+    """§3.6 ABORT: the own active announcement, level 9+."""
+    return s.announced[p] > 0 and s.config.level >= 9
 
 
 def _topup_ok(s: State, p: int, nhand: int) -> bool:
@@ -488,19 +615,6 @@ def _topup_ok(s: State, p: int, nhand: int) -> bool:
         and not _solo(s)
         and _drawable(s, p) >= 1
     )
-
-
-def _free_options(s: State, p: int, out: list[int]) -> None:
-    """§3.6 free actions, appended in id order."""
-    nhand = sum(s.hand[p])
-    if not s.announced[p] and not s.ann_made[p] and nhand >= 2:
-        out.extend(ANNOUNCE_IDS)
-    if s.announced[p] and s.config.level >= 9:
-        out.append(ABORT)
-    if _topup_ok(s, p, nhand):
-        out.append(TOP_UP)
-    if s.config.level == 10:
-        out.extend(TAKE_SLOT + k for k, f in enumerate(s.slots[p]) if f >= 0)
 
 
 def _finish_options(s: State, p: int) -> tuple[int, ...]:
@@ -523,7 +637,7 @@ def _pick_options(s: State, p: int) -> tuple[int, ...]:
         targets = [slots.index(-1)]
     else:
         targets = [k for k in range(NUM_SLOTS) if s.slot_old[p][k]]
-    return (PASS,) + tuple(SLOT_PICK + 13 * k + f for k in targets for f in figures)
+    return (PASS,) + tuple(slot_action(SLOT_PICK, k, f) for k in targets for f in figures)
 
 
 def _swap_options(s: State, p: int) -> tuple[int, ...]:
@@ -532,35 +646,32 @@ def _swap_options(s: State, p: int) -> tuple[int, ...]:
     out = [PASS]
     for k, g in enumerate(s.slots[p]):
         if g >= 0 and not s.swapped[p][k]:
-            out.extend(SLOT_SWAP + 13 * k + f for f in range(NUM_FIGURES) if hand[f] and f != g)
+            out.extend(
+                slot_action(SLOT_SWAP, k, f) for f in range(NUM_FIGURES) if hand[f] and f != g
+            )
     return tuple(out)
 
 
 def is_terminal(state: State) -> bool:
     """True once the last round has been scored (§6.6)."""
-    return state.phase == Phase.GAME_OVER
+    return state.phase == _GAME_OVER
 
 
 # -- transitions -------------------------------------------------------------------------------
 def apply_action(state: State, action: int, rng: np.random.Generator) -> State:
     """The state after ``state.to_play`` takes ``action``; ValueError if it is illegal."""
-    legal = legal_actions(state)
-    if action not in legal:
+    if not is_legal(state, action):
         raise ValueError(
             f"illegal action {action} ({describe_action(action)}) for seat {state.to_play} "
-            f"in phase {Phase(state.phase).name}; legal actions: {list(legal)}"
+            f"in phase {Phase(state.phase).name}; legal actions: {list(legal_actions(state))}"
         )
     w = _Work(state, rng)
-    if state.phase <= Phase.FINISH:
+    if state.phase <= _FINISH:
         w.steps += 1
         w.solo_start = _solo(w)
-        try:
-            _round_action(w, action)
-        except _RoundOver:
-            _end_round(w)
-        else:
-            if w.phase <= Phase.FINISH and w.steps >= w.cfg.max_round_steps:
-                _end_round(w)  # E4
+        _round_action(w, action)
+        if w.over or (w.phase <= _FINISH and w.steps >= w.cfg.max_round_steps):
+            _end_round(w)  # E1–E3, or the step cap E4
     else:
         _between_action(w, action)
     return w.freeze()
@@ -570,24 +681,26 @@ def _round_action(w: _Work, a: int) -> None:
     """One action of OPEN, FREE_OPEN, WINDOW, DUTY or FINISH (§3.5, §3.6)."""
     p = w.to_play
     ph = w.phase
-    if ph == Phase.FINISH:
+    if ph == _FINISH:
         _finish_action(w, p, a)
     elif ANNOUNCE <= a < ABORT:  # free actions keep the decision (§3.6)
-        w.announced[p] = a - 16
-        w.ann_made[p] = True
-        w.serves_since[p] = 0
-        w.laid_since[p] = False
+        w.mut("announced")[p] = announce_size(a)
+        w.mut("ann_made")[p] = True
+        w.mut("serves_since")[p] = 0
+        w.mut("laid_since")[p] = False
     elif a == ABORT:
         _draw(w, p, 1, True)
-        if w.status[p] != ACTIVE:
+        if not w.over and w.status[p] != ACTIVE:
             _after_free_elimination(w, p)
     elif a == TOP_UP:
         _draw(w, p, 1, False)
         w.topups += 1
     elif TAKE_SLOT <= a < SECURE:
         k = a - TAKE_SLOT
-        w.hand[p][w.slots[p][k]] += 1
-        w.slots[p][k] = -1
+        f = w.slots[p][k]
+        w.row("hand", p)[f] += 1
+        w.row("taken", p)[f] += 1  # public: this figure is in the hand until laid
+        w.row("slots", p)[k] = -1
     else:
         w.topups = 0  # a terminal action ends the decision
         _terminal_action(w, p, ph, a)
@@ -596,10 +709,11 @@ def _round_action(w: _Work, a: int) -> None:
 def _terminal_action(w: _Work, p: int, ph: Phase, a: int) -> None:
     if a == FAIL:  # §3.5 OPEN/DUTY
         _draw(w, p, 1, True)
-        _interrupt(w, p)
+        if not w.over:
+            _interrupt(w, p)
     elif a == PASS:
-        w.queue.pop(0)
-        if ph == Phase.WINDOW:
+        w.queue = w.queue[1:]
+        if ph == _WINDOW:
             _advance_window(w)
         else:
             _next_free_opener(w)
@@ -615,11 +729,11 @@ def _terminal_action(w: _Work, p: int, ph: Phase, a: int) -> None:
 
 def _kind(w: _Work, ph: Phase, f: int) -> LayKind:
     """§3.2 classification of a lay in phase ph."""
-    if ph == Phase.OPEN:
+    if ph == _OPEN:
         return LayKind.OPEN
-    if ph == Phase.FREE_OPEN:
+    if ph == _FREE_OPEN:
         return LayKind.FREE_OPEN
-    if ph == Phase.WINDOW:
+    if ph == _WINDOW:
         return LayKind.THROW
     return LayKind.REDIRECT if THROW_FIT[f][w.top] else LayKind.SERVE
 
@@ -633,25 +747,27 @@ def _finish_action(w: _Work, p: int, a: int) -> None:
         _draw(w, p, 1, False)  # not a penalty: the combo stays alive
     else:
         if a == CLAIM_LATE:
-            w.combo_pts[p] = min(MAX_COMBO_PTS, w.combo_len[p] // 2)
+            w.mut("combo_pts")[p] = min(MAX_COMBO_PTS, w.combo_len[p] // 2)
         _finish(w, p)
-    _continue(w, p, resume == RESUME_FREE_OPEN)
+    if not w.over:
+        _continue(w, p, resume == RESUME_FREE_OPEN)
 
 
 def _after_free_elimination(w: _Work, p: int) -> None:
     """§3.6: an actor eliminated by a free action (ABORT at level 10)."""
     w.topups = 0
     ph = w.phase
-    if ph == Phase.WINDOW:
-        w.queue.pop(0)
+    if ph == _WINDOW:
+        w.queue = w.queue[1:]
         _advance_window(w)
-    elif ph == Phase.FREE_OPEN:
-        w.queue.pop(0)
+    elif ph == _FREE_OPEN:
+        w.queue = w.queue[1:]
         _next_free_opener(w)
-    elif ph == Phase.DUTY:  # the duty moves on; box kept, no new window
+    elif ph == _DUTY:  # the duty moves on; box kept, no new window
         d = _next_active(w, p)
         if d < 0:
-            raise _RoundOver
+            w.over = True  # E2
+            return
         w.duty = w.to_play = d
     else:
         _interrupt(w, p)
@@ -660,11 +776,15 @@ def _after_free_elimination(w: _Work, p: int) -> None:
 # -- procedures (§3.4) -------------------------------------------------------------------------
 def _take(w: _Work, p: int, k: int) -> int:
     """Move up to k cards from the top of p's draw pile into the hand; the number moved."""
-    pile = w.draw[p]
-    hand = w.hand[p]
-    k = min(k, len(pile))
+    k = min(k, len(w.draw[p]))
+    if not k:
+        return 0
+    pile = w.row("draw", p)
+    hand = w.row("hand", p)
     for _ in range(k):
         hand[pile.pop()] += 1
+    if w.lacks[p]:
+        w.mut("lacks")[p] = 0  # an unseen card may be any figure
     return k
 
 
@@ -677,69 +797,90 @@ def _draw(w: _Work, p: int, k: int, penalty: bool) -> None:
         _recycle(w, p)
     moved = _take(w, p, k)
     if penalty:  # also after a short draw (§3.4 step 3, inv. 41)
-        w.combo_len[p] = 0
+        w.mut("combo_len")[p] = 0
         if w.announced[p]:
             _fail_combo(w, p)
     if moved and w.solo_start:
-        raise _RoundOver  # E3: the solo player drew a card
+        w.over = True  # E3: the solo player drew a card
 
 
 def _recycle(w: _Work, p: int) -> None:
     """§3.4 step 1: the played pile, shuffled, goes under the draw pile."""
     cards = _expand(w.played[p])
     if cards:
-        w.draw[p][:0] = w.rng.permutation(cards).tolist()
-        w.played[p] = [0] * NUM_FIGURES
+        w.row("draw", p)[:0] = w.rng.permutation(cards).tolist()
+        w.mut("recycled")[p] = w.played[p]  # public: the bottom of the pile is this multiset
+        w.mut("played")[p] = _NO_CARDS
+
+
+def _empty_hand(w: _Work, p: int) -> None:
+    """p's hand is gone (to the played or draw pile): nothing is known about it any more."""
+    w.mut("hand")[p] = _NO_CARDS
+    w.mut("taken")[p] = _NO_CARDS
+    w.mut("lacks")[p] = 0
+
+
+def _box_to_played(w: _Work) -> None:
+    """Every box card back to its owner's played pile (§3.4 interrupt, §5.3); the box empty."""
+    for owner, f, _ in w.box:
+        w.row("played", owner)[f] += 1
+    w.box = ()
+    w.top = w.top_owner = -1
 
 
 def _fail_combo(w: _Work, p: int) -> None:
-    w.announced[p] = 0
-    w.serves_since[p] = 0
-    w.laid_since[p] = False
+    w.mut("announced")[p] = 0
+    w.mut("serves_since")[p] = 0
+    w.mut("laid_since")[p] = False
 
 
 def _sp_eliminate(w: _Work, p: int) -> None:
     """§3.4 / §6.4: hand and slots to the played pile; out of the round, lowest free place."""
-    played = w.played[p]
+    played = w.row("played", p)
     for f, c in enumerate(w.hand[p]):
         played[f] += c
     for f in w.slots[p]:
         if f >= 0:
             played[f] += 1
-    w.hand[p] = [0] * NUM_FIGURES
-    w.slots[p] = [-1] * NUM_SLOTS
+    _empty_hand(w, p)
+    w.mut("slots")[p] = _NO_SLOTS
     _fail_combo(w, p)
-    w.status[p] = ELIMINATED
-    w.elim_order.append(p)
-    w.place[p] = w.n - len(w.elim_order) + 1
+    w.mut("status")[p] = ELIMINATED
+    w.elim_order += (p,)
+    w.mut("place")[p] = w.n - len(w.elim_order) + 1
     w.sp_in_round = True
     if ACTIVE not in w.status:
-        raise _RoundOver  # E2
+        w.over = True  # E2
 
 
 def _lay(w: _Work, p: int, f: int, src: int, kind: LayKind) -> None:
     """§3.4 lay(p, f, src, kind); src = -1 for the hand, else the slot index."""
     if src < 0:
-        w.hand[p][f] -= 1
+        w.row("hand", p)[f] -= 1
+        if w.taken[p][f]:  # observers cannot tell which copy went: one fewer is known
+            w.row("taken", p)[f] -= 1
     else:
-        w.slots[p][src] = -1
-    w.box.append((p, f, False))
+        w.row("slots", p)[src] = -1
+    w.box += ((p, f, False),)
     w.top = f
     w.top_owner = p
     announced = w.announced[p] > 0
     serve = kind == LayKind.OPEN or kind == LayKind.SERVE
+    combo_len = w.mut("combo_len")
     if serve:  # the serve itself is the first combo card (§4.1, inv. 15)
-        w.combo_len[p] = 1
+        combo_len[p] = 1
         if announced:
-            w.serves_since[p] += 1
+            w.mut("serves_since")[p] += 1
     else:
-        w.combo_len[p] += 1
+        combo_len[p] += 1
     if announced:
-        w.laid_since[p] = True
+        w.mut("laid_since")[p] = True
     if f == TRAITOR:  # every traitor lay costs a penalty card (inv. 6)
         _draw(w, p, 1, True)
     elif announced and serve and w.serves_since[p] == 2:  # "Strafe Kombo" (§4.3(2))
         _draw(w, p, 1, True)
+    if w.over:
+        return
     free_open = kind == LayKind.FREE_OPEN
     if w.status[p] == ACTIVE and src < 0 and not any(w.hand[p]):
         resume = RESUME_FREE_OPEN if free_open else RESUME_NEXT
@@ -753,7 +894,8 @@ def _continue(w: _Work, p: int, free_open: bool) -> None:
     if not free_open:
         d = _next_active(w, p)
         if d < 0:
-            raise _RoundOver  # E2
+            w.over = True  # E2
+            return
         w.duty = d
     _open_window(w, p)
 
@@ -761,7 +903,7 @@ def _continue(w: _Work, p: int, free_open: bool) -> None:
 def _open_window(w: _Work, p: int) -> None:
     """§3.4 open_window(p): the layer first, then clockwise; the duty holder excluded."""
     n, status, duty = w.n, w.status, w.duty
-    w.queue = [q for q in ((p + i) % n for i in range(n)) if status[q] == ACTIVE and q != duty]
+    w.queue = tuple([q for q in CLOCKWISE[n][p] if status[q] == ACTIVE and q != duty])
     _advance_window(w)
 
 
@@ -770,41 +912,49 @@ def _advance_window(w: _Work) -> None:
     queue = w.queue
     pause = w.cfg.level == 8 and any(w.announced)
     auto = w.cfg.auto_pass
-    while queue and (
-        (pause and not w.announced[queue[0]]) or (auto and not _has_throw(w, queue[0]))
-    ):
-        queue.pop(0)
+    skip = 0
+    for q in queue:
+        if pause and not w.announced[q]:
+            skip += 1
+        elif auto and not _has_throw(w, q):
+            # Public: q holds no hand figure that fits the top (§8.2 auto_pass).
+            w.mut("lacks")[q] |= FIT_BITS[w.top]
+            skip += 1
+        else:
+            break
+    if skip:
+        queue = w.queue = queue[skip:]
     if queue:
-        w.phase = Phase.WINDOW
+        w.phase = _WINDOW
         w.to_play = queue[0]
     else:
-        w.phase = Phase.DUTY
+        w.phase = _DUTY
         w.to_play = w.duty
 
 
 def _next_free_opener(w: _Work) -> None:
     """FREE_OPEN: the next candidate, else OPEN with R (§3.5)."""
     if w.queue:
-        w.phase = Phase.FREE_OPEN
+        w.phase = _FREE_OPEN
         w.to_play = w.queue[0]
     else:
-        w.phase = Phase.OPEN
+        w.phase = _OPEN
         w.to_play = w.duty
 
 
 def _finish_check(w: _Work, p: int, resume: int) -> bool:
-    """§3.4 finish_check; False if the decision pauses in FINISH."""
+    """§3.4 finish_check; True if play goes on (False: paused in FINISH or the round over)."""
     length, target = w.combo_len[p], w.announced[p]
     if target and length >= target:
-        w.combo_pts[p] = min(MAX_COMBO_PTS, target + (length - target) // 2)
+        w.mut("combo_pts")[p] = min(MAX_COMBO_PTS, target + (length - target) // 2)
         _finish(w, p)
-        return True
+        return not w.over
     late = not target and length >= 3
     topup = target and not _solo(w) and _drawable(w, p) >= 1
     if not late and not topup:
         _finish(w, p)  # SECURE is the only option: automatic
-        return True
-    w.phase = Phase.FINISH
+        return not w.over
+    w.phase = _FINISH
     w.to_play = p
     w.resume = resume
     return False
@@ -812,22 +962,23 @@ def _finish_check(w: _Work, p: int, resume: int) -> bool:
 
 def _finish(w: _Work, p: int) -> None:
     """§3.4 finish(p); the F-th finish ends the round at once (E1)."""
-    w.status[p] = FINISHED
-    w.finish_order.append(p)
-    w.place[p] = len(w.finish_order)
+    w.mut("status")[p] = FINISHED
+    w.finish_order += (p,)
+    w.mut("place")[p] = len(w.finish_order)
     _fail_combo(w, p)
-    if len(w.finish_order) >= w.cfg.finish_slots:
-        raise _RoundOver
-    if ACTIVE not in w.status:
-        raise _RoundOver  # E2
+    if len(w.finish_order) >= w.cfg.finish_slots or ACTIVE not in w.status:
+        w.over = True  # E1, E2
 
 
 def _weiter(w: _Work, d: int) -> None:
     """§3.5 WEITER: two transparent traitors, two penalty cards, the duty moves on."""
-    w.hand[d][TRAITOR] -= 2
-    w.box.append((d, TRAITOR, True))
-    w.box.append((d, TRAITOR, True))
+    w.row("hand", d)[TRAITOR] -= 2
+    if w.taken[d][TRAITOR]:
+        w.row("taken", d)[TRAITOR] = max(0, w.taken[d][TRAITOR] - 2)
+    w.box += ((d, TRAITOR, True), (d, TRAITOR, True))
     _draw(w, d, 2, True)
+    if w.over:
+        return
     if w.status[d] == ACTIVE and not any(w.hand[d]):
         if not _finish_check(w, d, RESUME_NEXT):
             return
@@ -836,51 +987,48 @@ def _weiter(w: _Work, d: int) -> None:
 
 def _interrupt(w: _Work, e: int) -> None:
     """§3.4 interrupt(E): clear the box; R reopens; level ≥ 9 announcers may free-open."""
-    for owner, f, _ in w.box:
-        w.played[owner][f] += 1
-    w.box = []
-    w.top = w.top_owner = -1
+    _box_to_played(w)
     r = _next_active(w, e)
     if r < 0:
-        raise _RoundOver  # E2
+        w.over = True  # E2
+        return
     w.duty = w.reopener = r
-    n = w.n
     if w.cfg.level >= 9:
-        cands = ((r + i) % n for i in range(1, n))
-        w.queue = [q for q in cands if w.status[q] == ACTIVE and w.announced[q]]
+        cands = CLOCKWISE[w.n][r][1:]
+        w.queue = tuple([q for q in cands if w.status[q] == ACTIVE and w.announced[q]])
     else:
-        w.queue = []
+        w.queue = ()
     _next_free_opener(w)
 
 
 def _reset_round_state(w: _Work) -> None:
     """§5.3 / §3.4 start_round: per-round fields back to their start values."""
     n = w.n
-    w.status = [ACTIVE] * n
-    w.place = [0] * n
-    w.finish_order = []
-    w.elim_order = []
-    w.announced = [0] * n
-    w.ann_made = [False] * n
-    w.serves_since = [0] * n
-    w.laid_since = [False] * n
-    w.combo_len = [0] * n
-    w.combo_pts = [0] * n
-    w.box = []
+    w.status = (ACTIVE,) * n
+    w.place = (0,) * n
+    w.finish_order = ()
+    w.elim_order = ()
+    w.announced = (0,) * n
+    w.ann_made = (False,) * n
+    w.serves_since = (0,) * n
+    w.laid_since = (False,) * n
+    w.combo_len = (0,) * n
+    w.combo_pts = (0,) * n
+    w.box = ()
     w.top = w.top_owner = -1
     w.duty = w.reopener = -1
-    w.queue = []
+    w.queue = ()
     w.resume = RESUME_NONE
     w.sp_in_round = False
     w.steps = 0
     w.topups = 0
-    w.picks_left = [0] * n
+    w.picks_left = (0,) * n
 
 
 def _start_round(w: _Work) -> None:
     """§3.4 start_round: the opener opens."""
     _reset_round_state(w)
-    w.phase = Phase.OPEN
+    w.phase = _OPEN
     w.duty = w.to_play = w.opener
 
 
@@ -902,26 +1050,28 @@ def _end_round(w: _Work) -> None:
     w.solo_start = False
     place = _places(w)
     n = w.n
+    last_score, score = w.mut("last_score"), w.mut("score")
+    combo_sum, firsts = w.mut("combo_sum"), w.mut("firsts")
     for p in range(n):
         pts = w.combo_pts[p] if w.status[p] == FINISHED else 0
-        w.last_score[p] = pts - place[p]
-        w.score[p] += pts - place[p]
-        w.combo_sum[p] += pts
-        w.firsts[p] += place[p] == 1
-    w.last_place = place
+        last_score[p] = pts - place[p]
+        score[p] += pts - place[p]
+        combo_sum[p] += pts
+        firsts[p] += place[p] == 1
+    w.last_place = tuple(place)
     w.last_winner = place.index(1)
     w.rounds_done += 1
-    for owner, f, _ in w.box:  # §5.3 cleanup
-        w.played[owner][f] += 1
+    _box_to_played(w)  # §5.3 cleanup
     for p in range(n):
+        played = w.row("played", p)
         for f, c in enumerate(w.hand[p]):
-            w.played[p][f] += c
-        w.hand[p] = [0] * NUM_FIGURES
+            played[f] += c
+        _empty_hand(w, p)
     eliminated = [s == ELIMINATED for s in w.status]
     sp_in_round = w.sp_in_round
     _reset_round_state(w)
     if w.round_idx >= w.cfg.num_rounds:
-        w.phase = Phase.GAME_OVER
+        w.phase = _GAME_OVER
         w.to_play = -1
         return
     w.round_idx += 1
@@ -937,8 +1087,6 @@ def _end_round(w: _Work) -> None:
 
 
 # -- between rounds at level 10 (§6.2–6.5) -----------------------------------------------------
-def _clockwise(w: _Work, start: int) -> list[int]:
-    return [(start + i) % w.n for i in range(w.n)]
 
 
 def _deal_level10(w: _Work) -> None:
@@ -954,16 +1102,16 @@ def _deal_level10(w: _Work) -> None:
         _hands_back(w)
         _distribute(w, [False] * w.n)
         return
-    w.phase = Phase.SP_DECLARE
-    w.queue = _clockwise(w, w.opener)
+    w.phase = _SP_DECLARE
+    w.queue = CLOCKWISE[w.n][w.opener]
     w.to_play = w.queue[0]
 
 
 def _hands_back(w: _Work) -> None:
     """Dealt hand cards go back onto the draw piles (§6.2)."""
     for p in range(w.n):
-        w.draw[p].extend(_expand(w.hand[p]))
-        w.hand[p] = [0] * NUM_FIGURES
+        w.row("draw", p).extend(_expand(w.hand[p]))
+        _empty_hand(w, p)
 
 
 def _distribute(w: _Work, excluded: list[bool]) -> None:
@@ -972,21 +1120,21 @@ def _distribute(w: _Work, excluded: list[bool]) -> None:
         p: len(w.draw[p]) - sum(f >= 0 for f in w.slots[p]) for p in range(w.n) if not excluded[p]
     }
     values = sorted(set(counts.values()), reverse=True)[:2]
-    order = _clockwise(w, w.opener)
+    order = CLOCKWISE[w.n][w.opener]
     queue = []
     for value, grant in zip(values, (2, 1)):
         for p in order:
             if counts.get(p) == value:
-                w.picks_left[p] = grant
+                w.mut("picks_left")[p] = grant
                 queue.append(p)
-    w.slot_old = [[f >= 0 for f in slots] for slots in w.slots]
-    w.queue = queue
+    w.slot_old = tuple(tuple(f >= 0 for f in slots) for slots in w.slots)
+    w.queue = tuple(queue)
     _next_picker(w)
 
 
 def _next_picker(w: _Work) -> None:
     if w.queue:
-        w.phase = Phase.SLOT_PICK
+        w.phase = _PICKING
         w.to_play = w.queue[0]
     else:
         _reset_piles(w)
@@ -1000,21 +1148,21 @@ def _reset_piles(w: _Work) -> None:
         for f in w.slots[p]:
             if f >= 0:
                 counts[f] -= 1
-        w.draw[p] = w.rng.permutation(_expand(counts)).tolist()
-        w.hand[p] = [0] * NUM_FIGURES
-        w.played[p] = [0] * NUM_FIGURES
+        w.mut("draw")[p] = w.rng.permutation(_expand(counts)).tolist()
+        _empty_hand(w, p)
+        w.mut("played")[p] = _NO_CARDS
     for p in range(w.n):
         _take(w, p, w.cfg.hand_size)
-    w.slot_old = [[False] * NUM_SLOTS for _ in range(w.n)]
+    w.slot_old = ((False,) * NUM_SLOTS,) * w.n
     _start_round(w)
 
 
 def _start_swaps(w: _Work) -> None:
     """§6.2 step 5 / §6.5: slot holders swap, clockwise from the opener."""
-    w.queue = [p for p in _clockwise(w, w.opener) if any(f >= 0 for f in w.slots[p])]
-    w.swapped = [[False] * NUM_SLOTS for _ in range(w.n)]
+    w.queue = tuple(p for p in CLOCKWISE[w.n][w.opener] if any(f >= 0 for f in w.slots[p]))
+    w.swapped = ((False,) * NUM_SLOTS,) * w.n
     if w.queue:
-        w.phase = Phase.SWAP
+        w.phase = _SWAP
         w.to_play = w.queue[0]
     else:
         _start_round(w)
@@ -1024,48 +1172,54 @@ def _between_action(w: _Work, a: int) -> None:
     """SP_DECLARE, SLOT_PICK and SWAP actions (§6.2–6.5)."""
     p = w.to_play
     ph = w.phase
-    if ph == Phase.SP_DECLARE:
+    if ph == _SP_DECLARE:
         if a == DECLARE_SP:  # T3v: the first declaration ends the phase
             _hands_back(w)
             _distribute(w, [q == p for q in range(w.n)])
             return
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         if w.queue:
             w.to_play = w.queue[0]
         else:
             _start_swaps(w)
-    elif ph == Phase.SLOT_PICK:
+    elif ph == _PICKING:
         if a == PASS:
-            w.picks_left[p] = 0
+            w.mut("picks_left")[p] = 0
         else:
-            _pick(w, p, *divmod(a - SLOT_PICK, 13))
+            _pick(w, p, *slot_of(a))
         if w.picks_left[p] == 0:
-            w.queue.pop(0)
+            w.queue = w.queue[1:]
         _next_picker(w)
     elif a == PASS:  # SWAP
-        w.queue.pop(0)
+        w.queue = w.queue[1:]
         if w.queue:
             w.to_play = w.queue[0]
         else:
             _start_round(w)
     else:
-        k, f = divmod(a - SLOT_SWAP, 13)
-        w.hand[p][f] -= 1
-        w.hand[p][w.slots[p][k]] += 1
-        w.slots[p][k] = f
-        w.swapped[p][k] = True
+        k, f = slot_of(a)
+        g = w.slots[p][k]
+        hand = w.row("hand", p)
+        hand[f] -= 1
+        hand[g] += 1
+        taken = w.row("taken", p)
+        if taken[f]:  # as for a lay: one known copy fewer
+            taken[f] -= 1
+        taken[g] += 1
+        w.row("slots", p)[k] = f
+        w.row("swapped", p)[k] = True
 
 
 def _pick(w: _Work, p: int, k: int, f: int) -> None:
     """§6.3(4) SLOT_PICK(k, f): f leaves the draw pile; an old figure in k goes back to it."""
-    pile = w.draw[p]
+    pile = w.row("draw", p)
     pile.remove(f)
     old = w.slots[p][k]
     if old >= 0:
         pile.append(old)
-    w.slots[p][k] = f
-    w.slot_old[p][k] = False
-    w.picks_left[p] -= 1
+    w.row("slots", p)[k] = f
+    w.row("slot_old", p)[k] = False
+    w.mut("picks_left")[p] -= 1
 
 
 # -- scores, winners, rewards (§5.4) -----------------------------------------------------------
@@ -1085,15 +1239,19 @@ def winners(state: State) -> tuple[int, ...]:
 
 
 def rewards(before: State, after: State, config: Config) -> tuple[float, ...]:
-    """Per-seat reward of the transition (§5.4): round scores, or +1 per winner at the end."""
+    """Per-seat reward of the transition (§5.4, inv. 40).
+
+    ``"score"``: each round's score at its end. ``"win"``: 0 until the game ends, then +1 to
+    each winner (co-winners too) and -1 to every other seat.
+    """
     n = config.num_players
-    if config.reward_mode == "score":
+    if config.reward == "score":
         if after.rounds_done > before.rounds_done:
             return tuple(float(x) for x in after.last_score)
         return (0.0,) * n
-    if after.phase == Phase.GAME_OVER and before.phase != Phase.GAME_OVER:
+    if after.phase == _GAME_OVER and before.phase != _GAME_OVER:
         won = winners(after)
-        return tuple(1.0 if p in won else 0.0 for p in range(n))
+        return tuple(1.0 if p in won else -1.0 for p in range(n))
     return (0.0,) * n
 
 
@@ -1109,15 +1267,13 @@ def describe_action(action: int) -> str:
     if a in simple:
         return simple[a]
     if ANNOUNCE <= a < ABORT:
-        return f"ANNOUNCE_{a - 16}"
+        return f"ANNOUNCE_{announce_size(a)}"
     if TAKE_SLOT <= a < SECURE:
         return f"TAKE_SLOT({a - TAKE_SLOT})"
-    if SLOT_SWAP <= a < SLOT_PICK:
-        k, f = divmod(a - SLOT_SWAP, 13)
-        return f"SLOT_SWAP({k}, {FIGURE_NAMES[f]})"
-    if SLOT_PICK <= a < NUM_ACTIONS:
-        k, f = divmod(a - SLOT_PICK, 13)
-        return f"SLOT_PICK({k}, {FIGURE_NAMES[f]})"
+    if SLOT_SWAP <= a < NUM_ACTIONS:
+        k, f = slot_of(a)
+        name = "SLOT_SWAP" if a < SLOT_PICK else "SLOT_PICK"
+        return f"{name}({k}, {FIGURE_NAMES[f]})"
     return f"unknown action {a}"
 
 
@@ -1130,20 +1286,20 @@ def sample_state(state: State, seat: int, rng: np.random.Generator) -> State:
     and all bookkeeping. Only ``hand`` and ``draw`` change:
 
     * ``seat`` keeps its hand and the composition of its own draw pile (both in its
-      observation), but the pile's order is hidden even from its owner, so it is reshuffled.
+      observation); the pile's order is hidden even from its owner, so it is reshuffled,
+      except that at levels 8–9 the bottom cards that came from the last recycled played
+      pile (``recycled``, public) stay below the cards that were on the pile before.
     * Every other player p keeps his own cards (§2.2: "every card keeps its owner"), and of
       them only those in p's hand or draw pile are hidden. Which cards these are is public:
       p's deck minus his played pile, his box cards and his slot figures. How they split
-      between hand and pile is not (others' hands, draw compositions and drawn penalty or
-      top-up cards are hidden, §8.2), so they are dealt anew uniformly, the public hand size
-      to the hand and the rest, in a random order, to the draw pile.
+      between hand and pile is not, so they are dealt anew uniformly within what every
+      player who remembers the game knows: the slot figures p took into his hand and has not
+      laid (``taken``) are in his hand; with ``auto_pass`` his hand holds no other figure he
+      was seen to lack (``lacks``); at levels 8–9 the bottom ``min(len(draw), |recycled|)``
+      cards of his pile come from his last recycled played pile (§3.4 step 1).
 
-    Nothing is inferred from how the others played; that is the searcher's business. The
-    state holds no history, so what only a player with perfect recall knows is not kept
-    either (the observation does not hold it): at levels 8–9 a draw pile after a recycle
-    holds only cards of the recycled played pile (§3.4 step 1); a slot figure taken into the
-    hand (TAKE_SLOT, SLOT_SWAP) stays there until its owner lays that figure; and with
-    ``auto_pass`` a skipped window member held no fitting card (§8.2).
+    Nothing is inferred from how the others chose to play; that is the searcher's business.
+    After a second recycle the (fewer than k) cards left above it count as unknown.
     """
     n = len(state.hand)
     deck = state.config.deck
@@ -1155,20 +1311,81 @@ def sample_state(state: State, seat: int, rng: np.random.Generator) -> State:
     draws = list(state.draw)
     for p in range(n):
         pile = state.draw[p]
+        bottom = min(len(pile), sum(state.recycled[p]))
         if p == seat:
-            if len(pile) > 1:  # a permutation of indices is cheaper than of the cards
-                draws[p] = tuple([pile[i] for i in rng.permutation(len(pile)).tolist()])
+            draws[p] = tuple(
+                _shuffled(list(pile[:bottom]), rng) + _shuffled(list(pile[bottom:]), rng)
+            )
             continue
         size = sum(state.hand[p])
         if size + len(pile) == 0:
             continue
         played, slots, box = state.played[p], state.slots[p], in_box[p]
         hidden = [deck[f] - played[f] - box[f] - slots.count(f) for f in range(NUM_FIGURES)]
-        cards = _expand(hidden)
-        cards = [cards[i] for i in rng.permutation(len(cards)).tolist()]
-        hand = [0] * NUM_FIGURES
-        for f in cards[:size]:
-            hand[f] += 1
+        hand, rest = _deal_hidden(state, p, hidden, size, bottom, rng)
         hands[p] = tuple(hand)
-        draws[p] = tuple(cards[size:])
+        draws[p] = tuple(rest)
     return state._replace(hand=tuple(hands), draw=tuple(draws))
+
+
+def _shuffled(cards: list[int], rng: np.random.Generator) -> list[int]:
+    """``cards`` in a random order (a permutation of indices is cheaper than of the cards)."""
+    if len(cards) < 2:
+        return cards
+    return [cards[i] for i in rng.permutation(len(cards)).tolist()]
+
+
+def _deal_hidden(
+    s: State, p: int, hidden: list[int], size: int, bottom: int, rng: np.random.Generator
+) -> tuple[list[int], list[int]]:
+    """p's hidden cards split anew into a hand of ``size`` (counts) and a draw pile (top last).
+
+    The hand holds ``taken[p]`` plus cards of figures not in ``lacks[p]``; the pile's
+    ``bottom`` lowest cards come from ``recycled[p]``. Without ``lacks`` the bottom is chosen
+    first (always possible); with both constraints (auto_pass at levels 8–9) the hand is
+    chosen first and redrawn while the bottom cannot be filled, up to a bound after which the
+    true split is kept.
+    """
+    known = s.taken[p]
+    free = [h - k for h, k in zip(hidden, known)]
+    lacks = s.lacks[p]
+    recycled = s.recycled[p]
+    need = size - sum(known)
+    for _ in range(20 if lacks and bottom else 1):
+        cards = _shuffled(_expand(free), rng)
+        if lacks:
+            hand_part, cards = _take_first(cards, need, lambda f: not lacks >> f & 1)
+            low, top = _take_first(cards, bottom, _within(recycled))
+        else:
+            low, cards = _take_first(cards, bottom, _within(recycled))
+            hand_part, top = cards[:need], cards[need:]
+        if len(low) == bottom and len(hand_part) == need:
+            hand = list(known)
+            for f in hand_part:
+                hand[f] += 1
+            return hand, low + top
+    return list(s.hand[p]), list(s.draw[p])
+
+
+def _within(limit: tuple[int, ...]):
+    """A filter that accepts figures while fewer than ``limit[f]`` of f were accepted."""
+    used = [0] * NUM_FIGURES
+
+    def ok(f: int) -> bool:
+        if used[f] < limit[f]:
+            used[f] += 1
+            return True
+        return False
+
+    return ok
+
+
+def _take_first(cards: list[int], k: int, ok) -> tuple[list[int], list[int]]:
+    """The first ``k`` cards (in order) that ``ok`` accepts, and all the others in order."""
+    chosen, others = [], []
+    for f in cards:
+        if len(chosen) < k and ok(f):
+            chosen.append(f)
+        else:
+            others.append(f)
+    return chosen, others

@@ -42,9 +42,9 @@ def ppo_model(game: str, num_players: int) -> tuple[str, list[dict[str, Any]]]:
     if not model.is_file():
         run = Path(tempfile.mkdtemp(prefix=f"tablegym_{game}_"))
         tiny = [
-            "--timesteps", "512", "--n-envs", "1", "--vec", "dummy", "--n-steps", "256",
-            "--batch-size", "64", "--n-epochs", "1", "--eval-every", "256", "--eval-games", "4",
-            "--net-arch", "32", "--no-progress", "--warm-start", "8", "--warm-epochs", "1",
+            "--timesteps", "512", "--num-games", "8", "--n-steps", "256", "--batch-size", "64",
+            "--n-epochs", "1", "--eval-every", "256", "--eval-games", "4", "--net-arch", "32",
+            "--no-progress", "--warm-start", "8", "--warm-epochs", "1",
         ]  # fmt: skip
         cmd = [sys.executable, str(ROOT / "training" / "train.py"), "--game", game]
         cmd += ["--num-players", str(num_players), "--out", str(run), *tiny]

@@ -8,3 +8,5 @@ from tablegym.layout import Layout
 from tablegym.options import check_choice, check_int, check_options
 
 __all__ = ["Layout", "check_choice", "check_int", "check_options"]
+
+import tablegym.registration  # noqa: E402, F401  (registers the games with PettingZoo)

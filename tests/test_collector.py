@@ -92,3 +92,10 @@ def test_rollouts_store_only_legal_learner_decisions_and_train(game, tables):
     # Every stream is closed: terminal, chained to a later sample, or bootstrapped.
     closed = buf.terminal | (buf.next_pos >= 0) | (buf.bootstrap != 0)
     assert closed.mean() > 0.99
+
+
+def test_the_pool_keeps_the_starting_policy_and_the_newest_snapshots():
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1,snapshot=1"))
+    for k in range(6):
+        env.add_snapshot(f"policy {k}", pool_size=2)
+    assert list(env.snapshots.values()) == ["policy 0", "policy 4", "policy 5"]

@@ -8,69 +8,25 @@ Scripted positions are hand-built states; the agent sees them only through
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
+from kdk_positions import build, greedy
 
 from agents.base import GameView
 from agents.heuristic_kdk import Decision, HeuristicKdK, Seen
 from agents.random_agent import RandomAgent
 from kdk_env import observation, raw_env
 from kdk_env import rules as R
-from kdk_env.rules import ACTIVE, Phase
+from kdk_env.rules import Phase
+from training.evaluate import wilson
 
 PASS, FAIL, WEITER, TOP_UP = R.PASS, R.FAIL, R.WEITER, R.TOP_UP
 SECURE, CLAIM_LATE, DECLARE_SP = R.SECURE, R.CLAIM_LATE, R.DECLARE_SP
 T, K, A = R.TRAITOR, R.KING, R.AMBASSADOR
-Z95 = 1.959963984540054
 # The heuristic's win rate must clear the fair share by this much at the Wilson lower bound.
 MARGIN_RANDOM = 0.3
 MARGIN_GREEDY = 0.1
-
-
-def announce(n: int) -> int:
-    return R.ANNOUNCE + n - 3
-
-
-def counts(*figures: int) -> tuple[int, ...]:
-    c = [0] * R.NUM_FIGURES
-    for f in figures:
-        c[f] += 1
-    return tuple(c)
-
-
-def build(level: int, n: int, *, phase: Phase, hands: dict, to_play: int = 0, **kw) -> R.State:
-    """A hand-built position; per-seat fields are given as {seat: value} (neutral defaults)."""
-    cfg = R.make_config(
-        num_players=n, level=level, num_rounds=2, deck_mode=kw.pop("deck_mode", "one_colour")
-    )
-    base = R.initial_state(cfg, np.random.default_rng(0))
-
-    def row(name: str, default):
-        vals = [default] * n
-        for p, v in kw.pop(name, {}).items():
-            vals[p] = v
-        return tuple(vals)
-
-    announced = row("announced", 0)
-    fields = dict(
-        phase=phase,
-        to_play=to_play,
-        hand=tuple(counts(*hands.get(p, ())) for p in range(n)),
-        draw=row("draws", tuple(range(1, 11))),
-        played=row("played", (0,) * R.NUM_FIGURES),
-        slots=row("slots", (-1, -1, -1)),
-        status=row("status", ACTIVE),
-        announced=announced,
-        serves_since=row("serves", 0),
-        laid_since=row("laid", False),
-        combo_len=row("combo", 0),
-    )
-    made = row("ann_made", False)
-    fields["ann_made"] = tuple(m or a > 0 for m, a in zip(made, announced))
-    fields.update(kw)
-    return base._replace(**fields)
 
 
 def mask_of(state: R.State) -> np.ndarray:
@@ -112,7 +68,7 @@ def test_announces_the_run_it_can_serve_and_lays_it_out():
         box=((2, 2, False),),
     )
     s, actions = play_own_turn(s, np.random.default_rng(0))
-    assert actions == [announce(5), 4, 5, 5, 6, 7]
+    assert actions == [R.announce_action(5), 4, 5, 5, 6, 7]
     assert s.finish_order == (0,) and s.combo_pts[0] == 5
 
 
@@ -132,7 +88,7 @@ def test_counts_the_cards_since_the_last_serve():
         combo={0: 2},
     )
     s, actions = play_own_turn(s, np.random.default_rng(0))
-    assert actions == [announce(4), 6, 7]
+    assert actions == [R.announce_action(4), 6, 7]
     assert s.combo_pts[0] == 4
 
 
@@ -152,7 +108,7 @@ def test_takes_a_slot_figure_into_the_run():
         slots={0: (7, -1, -1)},
     )
     s, actions = play_own_turn(s, np.random.default_rng(0))
-    assert actions == [R.TAKE_SLOT + 0, announce(3), 5, 6, 7]
+    assert actions == [R.TAKE_SLOT + 0, R.announce_action(3), 5, 6, 7]
     assert s.combo_pts[0] == 3
 
 
@@ -170,7 +126,7 @@ def test_announces_a_one_run_hand_before_it_can_start_it():
         duty=1,
         queue=(0, 2),
     )
-    assert decide(s) == announce(3)
+    assert decide(s) == R.announce_action(3)
 
 
 def test_claims_late_when_it_cannot_announce():
@@ -323,7 +279,7 @@ def test_slot_pick_prefers_ambassadors():
         picks_left=(2, 0, 0),
         draws={0: (3, 9, K, A, 5)},
     )
-    assert decide(s) == R.SLOT_PICK + A
+    assert decide(s) == R.slot_action(R.SLOT_PICK, 0, A)
 
 
 def test_swap_parks_a_traitor_in_a_slot():
@@ -335,7 +291,7 @@ def test_swap_parks_a_traitor_in_a_slot():
         queue=(0,),
         slots={0: (6, -1, -1)},
     )
-    assert decide(s) == R.SLOT_SWAP + 13 * 0 + T
+    assert decide(s) == R.slot_action(R.SLOT_SWAP, 0, T)
 
 
 @pytest.mark.parametrize("pile, expected", [((4,), DECLARE_SP), (tuple(range(1, 11)), PASS)])
@@ -443,51 +399,17 @@ def test_acts_on_a_pettingzoo_observation_and_refuses_an_empty_mask():
         agent.act(obs["observation"], np.zeros(R.NUM_ACTIONS, dtype=np.int8))
 
 
-def test_the_registry_builds_it():
-    registry = pytest.importorskip("agents.registry")
-    agent = registry.make_agent("heuristic", "kdk", seed=0)
-    assert isinstance(agent, HeuristicKdK) and agent.spec == "heuristic"
-
-
 # -- strength ----------------------------------------------------------------------------------
 
 
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 class Greedy:
-    """The play-out policy of ``test_kdk_rules`` (eps = 0), on the seat's own hand only:
-    lay the lowest plain figure, announce a run that covers all but one card, claim late."""
+    """The rules tests' play-out policy (``kdk_positions.greedy``), on the true state."""
 
     def __init__(self, seed: int):
         del seed
 
     def act(self, state: R.State) -> int:
-        legal = R.legal_actions(state)
-        ph = state.phase
-        if ph == Phase.FINISH:
-            return CLAIM_LATE if CLAIM_LATE in legal else legal[0]
-        if ph == Phase.SLOT_PICK:
-            return legal[-1]
-        if ph in (Phase.SP_DECLARE, Phase.SWAP):
-            return PASS
-        hand = state.hand[state.to_play]
-        if R.ANNOUNCE in legal:
-            best = cur = 0
-            for f in range(1, 12):
-                cur = cur + hand[f] if hand[f] else 0
-                best = max(best, cur)
-            if best >= 3 and best + 1 >= sum(hand):
-                return announce(min(best, 11))
-        lays = [a for a in legal if a < PASS]
-        if lays:
-            return ([a for a in lays if a != 0] or lays)[0]
-        return PASS if PASS in legal else legal[0]
+        return greedy(state)
 
 
 def tournament(n: int, games: int, opponent: type, seed: int = 0) -> tuple[int, float, float]:

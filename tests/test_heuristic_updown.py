@@ -124,12 +124,6 @@ def test_the_view_is_ignored():
     assert checked > 40
 
 
-def test_the_registry_builds_it():
-    registry = pytest.importorskip("agents.registry")
-    agent = registry.make_agent("heuristic", "updown", seed=0)
-    assert isinstance(agent, HeuristicUpDown) and agent.spec == "heuristic"
-
-
 # -- scripted choices ------------------------------------------------------------------------
 
 

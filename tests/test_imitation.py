@@ -1,4 +1,4 @@
-"""Warm start by imitation: the demonstrations, their returns, and the fit."""
+"""Warm start by imitation: the teacher's games in batch, their returns, and the fit."""
 
 from __future__ import annotations
 
@@ -7,41 +7,51 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from sb3_contrib import MaskablePPO  # noqa: E402
-from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
+from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
+from training.imitation import agreement, collect, pretrain  # noqa: E402
+from training.registry import heuristic_factory  # noqa: E402
+from updown_env.observation import LAYOUT  # noqa: E402
 
-from training.imitation import _discounted, agreement, collect, pretrain  # noqa: E402
-from training.selfplay import SelfPlayEnv  # noqa: E402
 
-
-def test_discounted_returns_count_each_decision_once():
-    assert np.allclose(_discounted([0.0, 0.0, 1.0], 0.5), [0.25, 0.5, 1.0])
-    assert np.allclose(_discounted([1.0, -1.0], 1.0), [0.0, -1.0])
+def teach(game: str, tables: list[dict], games: int, seed: int = 0, gamma: float = 1.0):
+    return collect(game, tables, games, seed, gamma, heuristic_factory(game), num_games=4)
 
 
 @pytest.mark.parametrize(("game", "players"), [("kingup", 3), ("updown", 2)])
 def test_demonstrations_are_legal_and_end_in_the_game_result(game, players):
-    demos = collect(game, {"num_players": players}, games=3, seed=4, gamma=1.0, workers=1)
+    demos = teach(game, [{"num_players": players}], games=5)
     assert len(demos) > 0
     assert demos.masks[np.arange(len(demos)), demos.actions].all()
     # reward "win": every decision's undiscounted return is the seat's final result
     assert set(np.unique(demos.returns)) <= {-1.0, 1.0}
-    assert (demos.returns == 1.0).any()
+    assert (demos.returns == 1.0).any() and (demos.returns == -1.0).any()
 
 
-def test_demonstrations_do_not_depend_on_the_number_of_workers():
-    one = collect("updown", {"num_players": 2}, games=4, seed=7, workers=1)
-    two = collect("updown", {"num_players": 2}, games=4, seed=7, workers=2)
+def test_returns_are_discounted_once_per_decision_of_the_seat():
+    demos = teach("updown", [{"num_players": 2}], games=3, gamma=0.5)
+    # Only the final +-1 is paid: a return is that result times 0.5 ** (decisions after it).
+    powers = np.log2(np.abs(demos.returns))
+    assert np.allclose(powers, np.round(powers)) and (powers <= 0).all()
+    assert (np.abs(demos.returns) == 1).sum() >= 2 * 3  # each seat's last decision of a game
+
+
+def test_exactly_the_games_asked_are_kept_and_the_data_is_seeded():
+    one = teach("updown", [{"num_players": 2}, {"num_players": 3}], games=5, seed=7)
+    two = teach("updown", [{"num_players": 2}, {"num_players": 3}], games=5, seed=7)
     assert np.array_equal(one.actions, two.actions)
     assert np.array_equal(one.observations, two.observations)
-    assert np.array_equal(one.returns, two.returns)
+    # The games are split over both table sizes.
+    sizes = LAYOUT.decode(one.observations)["num_players"].argmax(axis=1)
+    assert set(sizes.tolist()) == {0, 1}
 
 
 def test_pretraining_makes_the_policy_agree_with_the_teacher():
-    options = {"num_players": 2}
-    vec = DummyVecEnv([lambda: SelfPlayEnv("updown", options)])
-    model = MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, seed=0, device="cpu")
-    demos = collect("updown", options, games=30, seed=0, workers=1)
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, {"self": 1.0})
+    model = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=64, batch_size=64, seed=0, device="cpu",
+        rollout_buffer_class=SeatRolloutBuffer,
+    )  # fmt: skip
+    demos = teach("updown", [{"num_players": 2}], games=30)
     before = agreement(model.policy, demos)
     stats = pretrain(model, demos, epochs=8, batch_size=128, seed=0)
     assert stats["agreement"] > max(0.6, before + 0.2)
@@ -50,4 +60,4 @@ def test_pretraining_makes_the_policy_agree_with_the_teacher():
 
 def test_collect_refuses_an_empty_budget():
     with pytest.raises(ValueError, match="positive number of games"):
-        collect("kingup", {"num_players": 3}, games=0)
+        teach("kingup", [{"num_players": 3}], games=0)

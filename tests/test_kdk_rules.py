@@ -6,62 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kdk_positions import build, counts, greedy, positions
 
 from kdk_env import rules as R
 from kdk_env.rules import ACTIVE, ELIMINATED, FINISHED, Phase
 
-ANN = set(range(19, 28))  # ANNOUNCE_3..ANNOUNCE_11
+ANN = set(R.ANNOUNCE_IDS)  # ANNOUNCE_3..ANNOUNCE_11
 PASS, FAIL, WEITER, ABORT, TOP_UP = R.PASS, R.FAIL, R.WEITER, R.ABORT, R.TOP_UP
 SECURE, CLAIM_LATE, DECLARE_SP = R.SECURE, R.CLAIM_LATE, R.DECLARE_SP
-DEFAULT_PILE = tuple(range(1, 11))  # top card last: 10
-
-
-def counts(*figures: int) -> tuple[int, ...]:
-    c = [0] * R.NUM_FIGURES
-    for f in figures:
-        c[f] += 1
-    return tuple(c)
-
-
-def build(level: int, n: int, *, phase: Phase, to_play: int, hands: dict, **kw) -> R.State:
-    """A hand-built position: unnamed per-seat fields take neutral defaults (§10 preamble)."""
-    cfg = R.make_config(
-        num_players=n,
-        level=level,
-        num_rounds=kw.pop("num_rounds", 2),
-        deck_mode=kw.pop("deck_mode", "one_colour"),
-        first_opener=0,
-    )
-    base = R.initial_state(cfg, np.random.default_rng(0))
-
-    def row(name: str, default):
-        vals = [default] * n
-        for p, v in kw.pop(name, {}).items():
-            vals[p] = v
-        return tuple(vals)
-
-    announced = row("announced", 0)
-    fields = dict(
-        phase=phase,
-        to_play=to_play,
-        hand=tuple(counts(*hands.get(p, ())) for p in range(n)),
-        draw=row("draws", DEFAULT_PILE),
-        played=row("played", (0,) * R.NUM_FIGURES),
-        slots=row("slots", (-1, -1, -1)),
-        status=row("status", ACTIVE),
-        place=row("place", 0),
-        announced=announced,
-        serves_since=row("serves", 0),
-        laid_since=row("laid", False),
-        combo_len=row("combo", 0),
-        combo_pts=row("combo_pts", 0),
-    )
-    fields["ann_made"] = row("ann_made", False)
-    fields["ann_made"] = tuple(m or a > 0 for m, a in zip(fields["ann_made"], announced))
-    fields.update(kw)
-    return base._replace(**fields)
-
-
 _RNG = np.random.default_rng(12345)
 
 
@@ -69,6 +21,10 @@ def act(state: R.State, *actions: int) -> R.State:
     for a in actions:
         state = R.apply_action(state, a, _RNG)
     return state
+
+
+def pick(slot: int, figure: int) -> int:
+    return R.slot_action(R.SLOT_PICK, slot, figure)
 
 
 def mask(state: R.State) -> set[int]:
@@ -169,7 +125,7 @@ def test_ex3_sp_elimination_and_solo():
     assert s.hand[2] == counts() and s.place[2] == 3
     assert s.played[1] == counts(12)  # the box went back to its owner
     assert (s.reopener, s.phase, s.to_play) == (1, Phase.OPEN, 1)
-    s = act(s, 19)  # even announced, a solo player may not top up
+    s = act(s, R.announce_action(3))  # even announced, a solo player may not top up
     assert TOP_UP not in mask(s)
     s = act(s, 1)  # OPEN; solo: the duty comes straight back
     assert (s.duty, s.queue, s.phase, s.to_play) == (1, (), Phase.DUTY, 1)
@@ -203,17 +159,18 @@ def test_ex4_slot_distribution_with_tie():
     assert s.last_place == (3, 1, 2, 4) and s.opener == 1
     assert s.picks_left == (2, 2, 1, 0) and s.queue == (1, 0, 2)
     assert (s.phase, s.to_play) == (Phase.SLOT_PICK, 1)
-    assert mask(s) == {PASS} | {75 + 26 + f for f in (1, 2, 3, 5, 6, 7, 10, 11)}
-    s = act(s, 111)  # SLOT_PICK(2, 10)
+    assert mask(s) == {PASS} | {pick(2, f) for f in (1, 2, 3, 5, 6, 7, 10, 11)}
+    s = act(s, 111)  # SLOT_PICK(2, 10), the id the spec gives
+    assert pick(2, 10) == 111 and pick(1, 11) == 99
     assert s.slots[1] == (9, 4, 10) and s.to_play == 1
-    assert mask(s) == {PASS} | {75 + 13 * k + f for k in (0, 1) for f in (1, 2, 3, 5, 6, 7, 11)}
+    assert mask(s) == {PASS} | {pick(k, f) for k in (0, 1) for f in (1, 2, 3, 5, 6, 7, 11)}
     s = act(s, 99)  # SLOT_PICK(1, 11): the old 4 goes back to the draw pile
     assert s.slots[1] == (9, 11, 10) and 4 in s.draw[1] and 11 not in s.draw[1]
     assert s.to_play == 0
-    assert mask(s) == {PASS} | {75 + f for f in range(1, 7)}
-    s = act(s, 75 + 6)
-    assert mask(s) == {PASS} | {88 + f for f in range(1, 6)}
-    s = act(s, 88 + 1, 75 + 4)  # P0 picks 1, then P2 picks 4
+    assert mask(s) == {PASS} | {pick(0, f) for f in range(1, 7)}  # [75 + f]
+    s = act(s, pick(0, 6))
+    assert mask(s) == {PASS} | {pick(1, f) for f in range(1, 6)}  # [88 + f]
+    s = act(s, pick(1, 1), pick(0, 4))  # P0 picks 1, then P2 picks 4
     assert s.slots[0] == (6, 1, -1) and s.slots[2] == (4, -1, -1)
     # RESET: every card but the slot figures, reshuffled; 8 dealt; no SWAP phase.
     assert [len(s.draw[p]) + sum(s.hand[p]) for p in range(4)] == [25, 24, 26, 27]
@@ -390,6 +347,9 @@ def test_recycling_at_levels_8_9(level):
     s = act(s, FAIL)
     assert sum(s.hand[0]) == 3 and len(s.draw[0]) == 2 and sum(s.played[0]) == 0
     assert s.status[0] == ACTIVE
+    # Public from now on: the pile holds only cards of the recycled played pile (§3.4 step 1).
+    assert s.recycled[0] == counts(4, 4, 6) and s.recycled[1] == counts()
+    assert sorted(s.draw[0] + tuple(R._expand(s.hand[0]))) == [1, 2, 4, 4, 6]
 
 
 def test_slots_only_at_level10():
@@ -414,6 +374,46 @@ def test_lay_and_take_slot():
     assert t.hand[0] == counts(1, 2)  # a slot lay never finishes
     t = act(s, 31)  # TAKE_SLOT(1): into the hand, same decision
     assert t.slots[0] == (4, -1, -1) and t.hand[0] == counts(1, 2, 9) and t.to_play == 0
+    assert t.taken[0] == counts(9)  # public: the 9 stays in his hand until he lays a 9
+
+
+def test_a_taken_slot_figure_is_known_until_a_lay_of_that_figure():
+    s = build(
+        10, 3, phase=Phase.WINDOW, to_play=0, duty=1, queue=(0, 2),
+        hands={0: (1, 5, 9)}, slots={0: (5, -1, -1)},
+        top=4, top_owner=2, box=((2, 4, False),),
+    )  # fmt: skip
+    t = act(s, 30)  # TAKE_SLOT(0): now two 5s in hand, one of them known
+    assert t.taken[0] == counts(5) and t.hand[0] == counts(1, 5, 5, 9)
+    t = act(t, 5)  # throw a 5: nobody can tell which one went
+    assert t.taken[0] == counts() and t.hand[0] == counts(1, 5, 9)
+
+
+def test_an_auto_pass_skip_shows_which_figures_are_missing_until_a_draw():
+    kw = dict(
+        phase=Phase.DUTY, to_play=0, duty=0, top=2, top_owner=3, box=((3, 2, False),),
+        hands={0: (5, 9), 1: (1, 1), 2: (1, 3), 3: (6, 7)}, auto_pass=True,
+    )  # fmt: skip
+    t = act(build(9, 4, **kw), 5)  # P0 (a 9 left) and P2 hold no 5 or 6: skipped
+    assert (t.phase, t.to_play) == (Phase.WINDOW, 3)
+    no_5_or_6 = 1 << 5 | 1 << 6
+    assert t.lacks == (no_5_or_6, 0, no_5_or_6, 0)
+    t = act(t, PASS)  # P3 passes; P1 must serve the 5 and cannot: FAIL, then he draws
+    assert (t.phase, t.to_play) == (Phase.DUTY, 1)
+    assert act(t, R.announce_action(3), ABORT).lacks[1] == 0  # unchanged: he had none
+    t = act(t, FAIL)  # the box is cleared, P2 reopens; P1's penalty card is unseen
+    assert t.lacks == (no_5_or_6, 0, no_5_or_6, 0)
+
+
+def test_a_draw_forgets_what_a_skip_showed():
+    s = build(
+        9, 3, phase=Phase.DUTY, to_play=2, duty=2, top=4, top_owner=1, box=((1, 4, False),),
+        hands={0: (1, 2), 1: (7, 8), 2: (1, 9)}, lacks=(0b110, 0, 0),
+    )  # fmt: skip
+    t = act(s, FAIL)  # P2 draws a penalty card: his own lack bits would go, P0's stay
+    assert t.lacks == (0b110, 0, 0)
+    u = act(s._replace(to_play=0, duty=0, hand=(counts(1, 2), counts(7, 8), counts(1, 9))), FAIL)
+    assert u.lacks[0] == 0  # P0 drew an unseen card
 
 
 def test_slot_lay_in_duty_and_no_slot_open():
@@ -639,9 +639,11 @@ def test_sp_declare_then_swap():
     s = act(s, PASS, PASS, PASS)
     assert (s.phase, s.to_play) == (Phase.SWAP, 2)
     hand = s.hand[2]
-    assert mask(s) == {PASS} | {36 + f for f in range(13) if hand[f] and f != 9}
+    assert mask(s) == {PASS} | {
+        R.slot_action(R.SLOT_SWAP, 0, f) for f in range(13) if hand[f] and f != 9
+    }
     f = next(f for f in range(13) if hand[f] and f != 9)
-    s = act(s, 36 + f)
+    s = act(s, R.slot_action(R.SLOT_SWAP, 0, f))
     assert s.slots[2] == (f, -1, -1) and s.hand[2][9] == hand[9] + 1
     assert mask(s) == {PASS}  # each slot once
     s = act(s, PASS)
@@ -674,11 +676,11 @@ def test_t3a_automatic_sp():
 def test_three_slot_maximum_exchanges_old_figures():
     s = act(round_end_l10({0: pile(20), 1: pile(7), 2: pile(12)}, slots={0: (3, 4, 5)}), 5)
     assert s.picks_left[0] == 2 and s.to_play == 0
-    assert mask(s) == {PASS} | {75 + 13 * k + f for k in range(3) for f in range(1, 12)}
-    s = act(s, 75 + 13 * 1 + 11)  # exchange the old 4 for a king
+    assert mask(s) == {PASS} | {pick(k, f) for k in range(3) for f in range(1, 12)}
+    s = act(s, pick(1, 11))  # exchange the old 4 for a king
     assert s.slots[0] == (3, 11, 5)
     assert 11 not in s.draw[0] and 4 in s.draw[0]  # the pile held one king
-    assert mask(s) == {PASS} | {75 + 13 * k + f for k in (0, 2) for f in range(1, 11)}
+    assert mask(s) == {PASS} | {pick(k, f) for k in (0, 2) for f in range(1, 11)}
 
 
 def test_slots_persist_over_rounds_without_distribution():
@@ -711,8 +713,17 @@ def test_rewards_modes():
     before = ex4()
     cfg = before.config
     assert R.rewards(before, s, cfg) == tuple(float(x) for x in s.last_score)
-    win_cfg = R.make_config(num_players=4, reward_mode="win")
-    assert R.rewards(before, s, win_cfg) == (0.0,) * 4
+    win_cfg = R.make_config(num_players=4, reward="win")
+    assert R.rewards(before, s, win_cfg) == (0.0,) * 4  # a round end, not the game's end
+
+
+def test_win_reward_is_plus_one_for_each_winner_and_minus_one_for_the_others():
+    before = ex1()._replace(phase=Phase.DUTY, score=(3, 3, 1), firsts=(1, 1, 0))
+    after = before._replace(phase=Phase.GAME_OVER, to_play=-1)
+    cfg = R.make_config(num_players=3, reward="win")
+    assert R.winners(after) == (0, 1)  # co-winners: same score, firsts, combo_sum, last place
+    assert R.rewards(before, after, cfg) == (1.0, 1.0, -1.0)
+    assert R.rewards(after, after, cfg) == (0.0, 0.0, 0.0)  # only the step that ends the game
 
 
 # -- termination and errors (§3.7, §3.8) -------------------------------------------------------
@@ -737,13 +748,21 @@ def test_illegal_action_names_action_and_legal_set():
         ({"max_round_steps": 100}, "max_round_steps"),
         ({"first_opener": 4}, "first_opener"),
         ({"auto_pass": 1}, "auto_pass"),
-        ({"reward_mode": "x"}, "reward_mode"),
+        ({"reward": "x"}, "reward"),
+        ({"reward_mode": "win"}, "now called 'reward'"),
+        ({"rounds": 3}, "now called 'num_rounds'"),
         ({"colour": 1}, "unknown option"),
     ],
 )
 def test_bad_options(options, word):
     with pytest.raises(ValueError, match=word):
         R.make_config(**options)
+
+
+def test_numpy_integer_options_are_stored_as_ints():
+    cfg = R.make_config(num_players=np.int64(3), level=np.int32(9), num_rounds=np.int64(2))
+    assert (cfg.num_players, cfg.level, cfg.num_rounds) == (3, 9, 2)
+    assert all(type(x) is int for x in (cfg.num_players, cfg.level, cfg.num_rounds))
 
 
 def test_describe_action():
@@ -767,39 +786,6 @@ def test_initial_state():
 
 
 # -- play-outs: greedy/random policy and invariants --------------------------------------------
-def longest_run(hand: tuple[int, ...]) -> int:
-    """Cards in the longest chain of consecutive numbered figures (pairs count twice)."""
-    best = cur = 0
-    for f in range(1, 12):
-        cur = cur + hand[f] if hand[f] else 0
-        best = max(best, cur)
-    return best
-
-
-def greedy(state: R.State, legal: tuple[int, ...], rng: np.random.Generator, eps: float) -> int:
-    """Prefer a lay to PASS/FAIL, announce a run, claim or top up at finish; eps random."""
-    if rng.random() < eps:
-        return legal[rng.integers(len(legal))]
-    p = state.to_play
-    ph = state.phase
-    if ph == Phase.FINISH:
-        return CLAIM_LATE if CLAIM_LATE in legal else legal[0]
-    if ph == Phase.SLOT_PICK:
-        return legal[-1]  # the highest figure into the last allowed slot
-    if ph in (Phase.SP_DECLARE, Phase.SWAP):
-        return PASS
-    hand = state.hand[p]
-    if 19 in legal:
-        run = longest_run(hand)
-        if run >= 3 and run + 1 >= sum(hand):
-            return 16 + min(run, 11)
-    lays = [a for a in legal if a < PASS]
-    if lays:
-        plain = [a for a in lays if a != 0] or lays
-        return plain[0]
-    return PASS if PASS in legal else legal[0]
-
-
 def check_invariants(s: R.State, deck: tuple[int, ...]) -> None:
     """Card conservation per owner and figure, at most 3 slots, a sane actor."""
     n = s.config.num_players
@@ -821,48 +807,30 @@ def check_invariants(s: R.State, deck: tuple[int, ...]) -> None:
             assert sum(s.hand[s.to_play]) > 0
 
 
-STAT_KEYS = ("rounds", "combos", "late_claims", "announces", "faults", "eliminations")
-
-
-def play_game(cfg: R.Config, seed: int, eps: float = 0.15, check: bool = True) -> dict:
-    """One game under the greedy policy, checking the invariants; returns counts for reports."""
+def play_game(cfg: R.Config, seed: int, eps: float = 0.15) -> None:
+    """One game under the greedy policy, checking the invariants at every step."""
     rng = np.random.default_rng(seed)
     s = R.initial_state(cfg, rng)
-    deck = cfg.deck
-    stats = dict.fromkeys(STAT_KEYS, 0)
-    stats.update(steps=0, round_steps=[], distributions=0)
+    steps = 0
     bound = cfg.num_rounds * (cfg.max_round_steps + 8 * cfg.num_players)
     while not R.is_terminal(s):
         legal = R.legal_actions(s)
         assert legal and list(legal) == sorted(set(legal))
-        a = greedy(s, legal, rng, eps)
         before = s
-        s = R.apply_action(s, a, rng)
-        stats["steps"] += 1
-        _count(stats, before, s, a, cfg)
-        if check:
-            check_invariants(s, deck)
-        assert stats["steps"] <= bound
+        s = R.apply_action(s, greedy(s, rng, eps), rng)
+        steps += 1
+        if s.rounds_done > before.rounds_done:
+            check_round_end(s, cfg)
+        check_invariants(s, cfg.deck)
+        assert steps <= bound
     assert s.to_play == -1 and R.legal_actions(s) == ()
     r = cfg.num_rounds
     assert all(-cfg.num_players * r <= x <= 10 * r for x in s.score)
     assert R.winners(s)
-    return stats
 
 
-def _count(stats: dict, before: R.State, s: R.State, a: int, cfg: R.Config) -> None:
-    """Event counts of one transition; at a round end also checks the places and scores."""
-    stats["faults"] += a == FAIL
-    stats["announces"] += 19 <= a <= 27
-    stats["late_claims"] += a == CLAIM_LATE
-    stats["distributions"] += s.phase == Phase.SLOT_PICK and before.phase != Phase.SLOT_PICK
-    if s.rounds_done == before.rounds_done:
-        # (an elimination in the very action that ends a round is not counted)
-        stats["eliminations"] += s.status.count(ELIMINATED) - before.status.count(ELIMINATED)
-        return
-    stats["rounds"] += 1
-    stats["round_steps"].append(before.steps + 1)
-    stats["combos"] += sum(x + p > 0 for x, p in zip(s.last_score, s.last_place))
+def check_round_end(s: R.State, cfg: R.Config) -> None:
+    """§5: every round score is in its range and the places are 1..n."""
     assert all(-cfg.num_players <= x <= 10 for x in s.last_score)
     assert sorted(s.last_place) == list(range(1, cfg.num_players + 1))
 
@@ -892,25 +860,34 @@ def test_playouts_500(n, level):
         play_game(cfg, 1000 + seed)
 
 
-def greedy_statistics(games: int = 200, n: int = 4, rounds: int = 3) -> dict[int, dict]:
-    """Per level, under the greedy policy: mean/max round length, per-round rates of
-    announcements, combos scored (announced or late), late claims, faults, SP eliminations,
-    and the share of level-10 between-round phases with a slot distribution."""
-    out = {}
-    for level in (8, 9, 10):
-        total = dict.fromkeys(STAT_KEYS, 0)
-        total.update(round_steps=[], distributions=0)
-        for seed in range(games):
-            cfg = R.make_config(num_players=n, level=level, num_rounds=rounds)
-            st = play_game(cfg, seed, check=False)
-            total["round_steps"] += st["round_steps"]
-            for k in (*STAT_KEYS, "distributions"):
-                total[k] += st[k]
-        per_round = {k: total[k] / total["rounds"] for k in STAT_KEYS if k != "rounds"}
-        out[level] = {
-            "mean_round_steps": float(np.mean(total["round_steps"])),
-            "max_round_steps": int(np.max(total["round_steps"])),
-            **{f"{k}_per_round": round(v, 3) for k, v in per_round.items()},
-            "distribution_share": total["distributions"] / (games * (rounds - 1)),
-        }
-    return out
+# -- legality: one truth ---------------------------------------------------------------------
+@pytest.mark.parametrize("level", [8, 9, 10])
+def test_is_legal_agrees_with_legal_actions(level):
+    checked = 0
+    for n, mode in ((2, "one_colour"), (3, "own_decks"), (4, "one_colour"), (5, "one_colour")):
+        for s in positions(n, level, mode, seed=n + level, every=1):
+            legal = set(R.legal_actions(s))
+            for a in range(-1, R.NUM_ACTIONS + 1):
+                assert R.is_legal(s, a) == (a in legal), (a, s.phase)
+            checked += 1
+    assert checked > 800
+
+
+def test_apply_action_leaves_its_state_unchanged_and_builds_an_immutable_one():
+    for s in positions(3, 10, "one_colour", seed=6, every=1)[:-1]:
+        copy = tuple(s)
+        t = R.apply_action(s, R.legal_actions(s)[-1], np.random.default_rng(0))
+        assert tuple(s) == copy
+        for value in t:  # only tuples all the way down: the working copy's lists never leak
+            rows = value if isinstance(value, tuple) else ()
+            assert not isinstance(value, list) and not any(isinstance(x, list) for x in rows)
+
+
+def test_action_ids_encode_and_decode():
+    for base in (R.SLOT_SWAP, R.SLOT_PICK):
+        for k in range(R.NUM_SLOTS):
+            for f in range(R.NUM_FIGURES):
+                assert R.slot_of(R.slot_action(base, k, f)) == (k, f)
+    assert R.slot_action(R.SLOT_PICK, 2, 10) == 111 and R.slot_action(R.SLOT_SWAP, 0, 0) == 36
+    assert [R.announce_size(R.announce_action(n)) for n in range(3, 12)] == list(range(3, 12))
+    assert R.announce_action(3) == R.ANNOUNCE and R.announce_action(11) == R.ABORT - 1

@@ -8,10 +8,10 @@ each from its owner's own cards (§2.2), and the order of every draw pile.
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pytest
+from kdk_positions import build, counts, positions
 
 from kdk_env import rules as R
 from kdk_env.observation import encode
@@ -19,35 +19,6 @@ from kdk_env.rules import Phase
 
 HIDDEN = ("hand", "draw")
 CONFIGS = list(itertools.product((2, 3, 4, 5), (8, 9, 10), ("one_colour", "own_decks")))
-
-
-def positions(n: int, level: int, deck_mode: str, seed: int, every: int = 4) -> list[R.State]:
-    """Every ``every``-th state of a 4-round game (and every between-round state).
-
-    Play mixes uniformly random actions (announcements, aborts, top-ups, slot actions) with
-    lays, so that rounds get deep and every phase occurs; slots are rarely taken and SP is
-    rarely declared, so that rounds with slot swaps follow (§6.2 step 5).
-    """
-    rng = np.random.default_rng(seed)
-    cfg = R.make_config(
-        num_players=n, level=level, deck_mode=deck_mode, num_rounds=4, auto_pass=seed % 3 == 0
-    )
-    s = R.initial_state(cfg, rng)
-    out, step = [], 0
-    while not R.is_terminal(s):
-        if step % every == 0 or s.phase > Phase.FINISH:
-            out.append(s)
-        legal = R.legal_actions(s)
-        lays = [a for a in legal if a < R.PASS]
-        pool = lays if lays and rng.random() < 0.6 else legal
-        if rng.random() < 0.9:  # keep slots for the SWAP phase more often than not
-            pool = [a for a in pool if not R.TAKE_SLOT <= a < R.SECURE] or pool
-        if s.phase == Phase.SP_DECLARE and rng.random() < 0.8:
-            pool = (R.PASS,)
-        s = R.apply_action(s, pool[rng.integers(len(pool))], rng)
-        step += 1
-    out.append(s)
-    return out
 
 
 def owned(s: R.State, p: int) -> tuple[int, ...]:
@@ -82,6 +53,18 @@ def check_sample(s: R.State, sample: R.State, seat: int) -> None:
         assert len(sample.draw[p]) == len(s.draw[p])
     if s.to_play == seat:  # the seat's own choices are exactly the same
         assert R.legal_actions(sample) == R.legal_actions(s)
+    check_recall(sample, seat)
+
+
+def check_recall(sample: R.State, seat: int) -> None:
+    """The public facts of perfect recall hold in the sample (``rules.State`` comments)."""
+    for p in range(sample.config.num_players):
+        pile = sample.draw[p]
+        bottom = min(len(pile), sum(sample.recycled[p]))
+        assert all(pile[:bottom].count(f) <= sample.recycled[p][f] for f in range(R.NUM_FIGURES))
+        assert all(h >= t for h, t in zip(sample.hand[p], sample.taken[p]))
+        unknown = [h - t for h, t in zip(sample.hand[p], sample.taken[p])]
+        assert not any(unknown[f] and sample.lacks[p] >> f & 1 for f in range(R.NUM_FIGURES))
 
 
 # -- what the seat sees ---------------------------------------------------------------------
@@ -226,12 +209,59 @@ def test_same_generator_same_sample():
     assert R.sample_state(s, 1, np.random.default_rng(10)) != a
 
 
-def test_sample_is_fast():
-    # Information-set MCTS samples once per simulation, thousands of times per move.
-    s = positions(5, 9, "one_colour", seed=11, every=1)[30]
-    rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
-    for _ in range(2000):
-        R.sample_state(s, 0, rng)
-    per_sample = (time.perf_counter() - t0) / 2000
-    assert per_sample < 1e-3, f"{per_sample * 1e6:.0f} µs per sample"
+# -- what a player with perfect recall knows -----------------------------------------------------
+def test_the_facts_of_recall_occur_in_the_positions():
+    """The sampled positions above meet every recall fact, so check_recall is exercised."""
+    seen = {"recycled": 0, "taken": 0, "lacks": 0}
+    for n, level, mode in CONFIGS:
+        for s in positions(n, level, mode, seed=n * 10 + level):
+            seen["recycled"] += any(map(any, s.recycled))
+            seen["taken"] += any(map(any, s.taken))
+            seen["lacks"] += any(s.lacks)
+    assert all(v > 20 for v in seen.values()), seen
+
+
+def settle(s: R.State) -> R.State:
+    """``s`` with each played pile holding every card of its owner that is nowhere else."""
+    played = []
+    for p in range(s.config.num_players):
+        elsewhere = [x - y for x, y in zip(owned(s, p), s.played[p])]
+        played.append(tuple(d - e for d, e in zip(s.config.deck, elsewhere)))
+    return s._replace(played=tuple(played))
+
+
+def test_a_recycled_pile_stays_at_the_bottom():
+    # P1 recycled {4, 6} under one older card: whatever is re-dealt, the bottom two of his
+    # three pile cards are the 4 and the 6, and P0's own pile keeps that split too.
+    s = settle(build(
+        9, 3, phase=Phase.DUTY, to_play=2, duty=2, top=2, top_owner=0, box=((0, 2, False),),
+        hands={0: (1, 3), 1: (5, 9), 2: (3, 8)},
+        draws={1: (4, 6, 10), 0: (6, 4, 7)}, recycled=(counts(4, 6), counts(4, 6), counts()),
+    ))  # fmt: skip
+    rng = np.random.default_rng(3)
+    tops = set()
+    for _ in range(200):
+        sample = R.sample_state(s, 0, rng)
+        check_recall(sample, 0)
+        assert set(sample.draw[1][:2]) <= {4, 6} and sorted(sample.draw[0][:2]) == [4, 6]
+        assert sample.draw[0][2] == 7
+        tops.add(sample.draw[1][2])
+    assert tops == {5, 9, 10}  # the card above the recycled ones is any of his others
+
+
+def test_a_taken_slot_figure_and_a_shown_lack_stay_in_the_sample():
+    s = settle(build(
+        10, 3, phase=Phase.WINDOW, to_play=0, duty=1, queue=(0, 2),
+        hands={0: (1, 2), 1: (5, 9, 9), 2: (3, 8)}, top=4, top_owner=2,
+        box=((2, 4, False),), slots={1: (11, -1, -1)},
+        taken=(counts(), counts(9), counts()), lacks=(0, 0, 1 << 4 | 1 << 5),
+    ))  # fmt: skip
+    rng = np.random.default_rng(4)
+    hands1, hands2 = set(), set()
+    for _ in range(300):
+        sample = R.sample_state(s, 0, rng)
+        check_sample(s, sample, 0)
+        assert sample.hand[1][9] >= 1 and sample.hand[2][4] == sample.hand[2][5] == 0
+        hands1.add(sample.hand[1])
+        hands2.add(sample.hand[2])
+    assert len(hands1) > 10 and len(hands2) > 10

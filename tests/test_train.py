@@ -1,11 +1,14 @@
-"""Self-play training: the Gymnasium wrapper, masks reaching the model, the CLI, checkpoints."""
+"""Self-play training: the CLI, run directories, resume, faults, checkpoints and policies."""
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import signal
 import subprocess
 import sys
-import warnings
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,29 +16,20 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from gymnasium.utils.env_checker import check_env  # noqa: E402
-from helpers import FAST  # noqa: E402
-from sb3_contrib import MaskablePPO  # noqa: E402
-from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
-
-from tablegym.games import DEFAULT_PLAYERS  # noqa: E402
-from training.checkpoints import export_policy, game_meta, read_meta, save_atomic  # noqa: E402
+from training.checkpoints import export_policy, read_meta, save_atomic, training_meta  # noqa: E402
+from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.ppo_agent import load_ppo_agent  # noqa: E402
-from training.selfplay import SelfPlayEnv, parse_mix  # noqa: E402
-from training.train import Args, parse_args  # noqa: E402
+from training.train import Args, main, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
 TINY = [
-    "--timesteps", "512", "--n-envs", "2", "--n-steps", "128", "--batch-size", "64",
+    "--timesteps", "1024", "--num-games", "8", "--n-steps", "256", "--batch-size", "128",
     "--n-epochs", "1", "--snapshot-every", "256", "--checkpoint-every", "256",
     "--eval-every", "512", "--eval-games", "4", "--net-arch", "32", "--no-progress",
     "--warm-start", "4", "--warm-epochs", "1",
 ]  # fmt: skip
-FAST_OPTIONS = {
-    game: [arg for key, value in options.items() for arg in ("--option", f"{key}={value}")]
-    for game, options in FAST.items()
-}
+FAST_OPTIONS = {"kdk": ["--option", "num_rounds=1", "--option", "max_round_steps=200"]}
 
 
 def run_train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -45,156 +39,226 @@ def run_train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return proc
 
 
-@pytest.mark.parametrize("game", list(DEFAULT_PLAYERS))
-def test_selfplay_env_passes_gymnasium_checker(game):
-    env = SelfPlayEnv(game, {"num_players": DEFAULT_PLAYERS[game]}, {"random": 1.0})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_env(env, skip_render_check=True)
+def fail_line(argv: list[str], capsys: pytest.CaptureFixture) -> str:
+    """The one ``error: ...`` line of a refused command (run in this process)."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    message = str(stop.value.code) if not isinstance(stop.value.code, int) else ""
+    message += capsys.readouterr().err
+    lines = [line for line in message.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), message
+    return lines[0]
 
 
-def test_selfplay_learner_seat_rewards_and_illegal_actions():
-    env = SelfPlayEnv("kingup", {"num_players": 4, "reward": "win"}, {"random": 1.0})
-    seats, total = set(), 0.0
-    for seed in range(12):
-        obs, info = env.reset(seed=seed)
-        seats.add(info["seat"])
-        done = False
-        while not done:
-            mask = env.action_masks()
-            assert env.aec.agent_selection == f"player_{info['seat']}"
-            obs, reward, done, _, _ = env.step(int(np.flatnonzero(mask)[0]))
-            total += reward
-        assert reward in (-1.0, 1.0)  # the win reward arrives, even after an opponent's move
-    assert len(seats) > 1
-    obs, _ = env.reset(seed=0)
-    illegal = int(np.flatnonzero(~env.action_masks())[0])
-    _, reward, done, _, info = env.step(illegal)
-    assert done and reward == -1.0 and info["illegal_action"] == illegal
-    assert env.illegal_actions == 1
+def snapshot(run: Path) -> dict[str, float]:
+    """Modification times of everything in a run directory."""
+    return {str(p): p.stat().st_mtime_ns for p in sorted(run.rglob("*"))}
 
 
-def test_masks_reach_the_model_and_no_masked_action_is_taken():
-    envs = [SelfPlayEnv("kingup", {"num_players": 3}, {"random": 1.0}) for _ in range(2)]
-    vec = DummyVecEnv([lambda e=e: e for e in envs])
-    model = MaskablePPO("MlpPolicy", vec, n_steps=128, batch_size=64, n_epochs=1, seed=0)
-    model.learn(512)
-    assert sum(e.illegal_actions for e in envs) == 0
-
-
-def test_parse_mix_and_bad_values():
-    assert parse_mix("snapshot=2,random=2") == {"snapshot": 0.5, "random": 0.5}
-    with pytest.raises(ValueError, match="unknown opponent kind 'expert'"):
-        parse_mix("expert=1")
-    with pytest.raises(ValueError, match="no opponent a positive weight"):
-        parse_mix("random=0")
-
-
-def test_config_file_and_command_line(tmp_path):
-    cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"game": "updown", "timesteps": 1000, "seed": 3}))
-    args = parse_args(["--config", str(cfg), "--seed", "9"])
-    assert (args.game, args.timesteps, args.seed) == ("updown", 1000, 9)
-    assert args.game_options() == {"num_players": 2}
-    cfg.write_text(json.dumps({"gamez": "updown"}))
-    with pytest.raises(ValueError, match="unknown key 'gamez'"):
-        parse_args(["--config", str(cfg)])
-    assert Args(option=["num_rounds=3", "reward=tricks"], game="updown").game_options() == {
-        "num_players": 2, "num_rounds": 3, "reward": "tricks",
-    }  # fmt: skip
-
-
-def test_help_documents_every_option():
-    out = run_train("--help").stdout
-    for flag in (
-        "--game",
-        "--timesteps",
-        "--out",
-        "--seed",
-        "--resume",
-        "--opponent-mix",
-        "--config",
-    ):
-        assert flag in out
-
-
-@pytest.mark.parametrize("game", list(DEFAULT_PLAYERS))
-def test_cli_smoke_run_per_game(game, tmp_path):
+@pytest.mark.parametrize("game", ["kingup", "updown", "kdk"])
+def test_cli_run_per_game(game, tmp_path):
     run = tmp_path / game
     run_train("--game", game, "--out", str(run), *TINY, *FAST_OPTIONS.get(game, []))
-    for name in (
-        "config.json",
-        "checkpoint.zip",
-        "best.zip",
-        "curve.csv",
-        "curve.json",
-        "curves.png",
-        "warm_start.json",
-    ):
+    for name in ("config.json", "checkpoint.zip", "best.zip", "curve.csv", "curve.json",
+                 "curves.png", "warm_start.json"):  # fmt: skip
         assert (run / name).is_file(), name
+    assert list((run / "pool").glob("snap_*.pt"))
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["steps"] >= 512
+    assert summary["steps"] >= 1024 and summary["samples_per_second"] > 0
     assert set(summary["final"]) == {"random", "heuristic"}
-    assert json.loads((run / "config.json").read_text())["game"] == game
+    assert {"env", "inference", "update", "evaluation"} <= set(summary["time_split"])
+    assert sum(summary["time_split"].values()) == pytest.approx(1, abs=0.01)
     assert read_meta(run / "checkpoint.zip")["game"] == game
-    options = {"num_players": DEFAULT_PLAYERS[game], **FAST.get(game, {})}
-    agent = load_ppo_agent(run / "best.zip", game, options)
-    assert agent.spec.startswith("ppo:")
-
-
-def test_resume_continues_the_step_count(tmp_path):
-    run = tmp_path / "run"
-    run_train("--game", "updown", "--out", str(run), *TINY)
-    first = read_meta(run / "checkpoint.zip")["num_timesteps"]
-    run_train("--resume", str(run / "checkpoint.zip"), "--timesteps", "1024", "--no-progress")
-    second = read_meta(run / "checkpoint.zip")["num_timesteps"]
-    assert first >= 512 and second >= 1024 and second > first
     curve = json.loads((run / "curve.json").read_text())
     assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
 
 
-def test_corrupt_missing_and_mismatched_checkpoints_give_clear_errors(tmp_path):
-    bad = tmp_path / "bad.zip"
-    bad.write_bytes(b"PK\x03\x04 not really a zip")
-    proc = run_train("--resume", str(bad), check=False)
-    assert proc.returncode != 0 and f"corrupt checkpoint {bad}" in proc.stderr
-    proc = run_train("--resume", str(tmp_path / "missing.zip"), check=False)
-    assert "checkpoint not found" in proc.stderr
-    run = tmp_path / "run"
-    run_train(
-        "--game",
-        "updown",
-        "--out",
-        str(run),
-        *TINY[:4],
-        "--eval-games",
-        "0",
-        "--warm-start",
-        "0",
-        "--no-progress",
-    )
-    proc = run_train("--game", "kingup", "--resume", str(run / "checkpoint.zip"), check=False)
-    assert "trained for game='updown', not 'kingup'" in proc.stderr
-    proc = run_train("--num-players", "3", "--resume", str(run / "checkpoint.zip"), check=False)
-    assert "trained with num_players=2, not 3" in proc.stderr
-    with pytest.raises(ValueError, match="trained for num_players=2, but this game has 4"):
+def test_one_policy_plays_every_table_size_it_was_trained_at_and_no_other(tmp_path):
+    run = tmp_path / "mixed"
+    run_train("--game", "updown", "--num-players", "2,3", "--out", str(run), *TINY)
+    for n in (2, 3):
+        agent = load_ppo_agent(run / "checkpoint.zip", "updown", {"num_players": n})
+        assert agent.spec.startswith("ppo:")
+    with pytest.raises(ValueError, match="trained for num_players 2, 3, but this game has 4"):
         load_ppo_agent(run / "checkpoint.zip", "updown", {"num_players": 4})
-    with pytest.raises(
-        ValueError, match="trained for game='updown', but this game has game='kingup'"
-    ):
-        load_ppo_agent(run / "checkpoint.zip", "kingup", {})
+
+
+def test_resume_continues_to_the_recorded_target_or_a_new_one(tmp_path):
+    run = tmp_path / "run"
+    run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "512", *TINY[2:])
+    first = read_meta(run / "checkpoint.zip")["num_timesteps"]
+    # At its target already: nothing to do, nothing written.
+    before = snapshot(run)
+    proc = run_train("--resume", str(run))
+    assert "at or past --timesteps 512" in proc.stdout and snapshot(run) == before
+    run_train("--resume", str(run), "--timesteps", "1536", "--no-progress")
+    second = read_meta(run / "checkpoint.zip")["num_timesteps"]
+    assert first >= 512 and second >= 1536
+    assert json.loads((run / "config.json").read_text())["timesteps"] == 1536
+    curve = json.loads((run / "curve.json").read_text())
+    assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
+
+
+def test_a_directory_holding_a_run_is_never_reused_silently(tmp_path, capsys):
+    run = tmp_path / "run"
+    run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256", *TINY[2:])
+    before = snapshot(run)
+    line = fail_line(["--game", "updown", "--out", str(run), *TINY], capsys)
+    assert f"--resume {run}" in line and "--overwrite" in line
+    assert snapshot(run) == before
+    # Resuming may not change what defines the model, and a refused resume writes nothing.
+    line = fail_line(["--resume", str(run), "--net-arch", "64"], capsys)
+    assert "--net-arch" in line and snapshot(run) == before
+    line = fail_line(["--resume", str(run), "--game", "kingup"], capsys)
+    assert "--game" in line and snapshot(run) == before
+    run_train("--game", "updown", "--out", str(run), "--overwrite", *TINY[:2], "--timesteps",
+              "256", *TINY[2:], "--seed", "5")  # fmt: skip
+    assert json.loads((run / "config.json").read_text())["seed"] == 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--num-games", "0"], "--num-games must be a positive integer"),
+        (["--batch-size", "0"], "--batch-size must be a positive integer"),
+        (["--timesteps", "0"], "--timesteps must be a positive integer"),
+        (["--timesteps", "-5"], "--timesteps must be a positive integer"),
+        (["--timesteps", "many"], "argument --timesteps: invalid int value"),
+        (["--net-arch", "abc"], "--net-arch must be positive layer sizes"),
+        (["--num-players", "7"], "--num-players must be one of 3, 4, 5, 6"),
+        (["--option", "colour=1"], "unknown option 'colour'"),
+        (["--option", "rounds=1"], "option 'rounds' is now called 'num_rounds'"),
+        (["--option", "oops"], "--option: expected KEY=VALUE"),
+        (["--opponent-mix", "robot=1"], "unknown player kind 'robot'"),
+        (["--learning-rate", "0"], "--learning-rate must lie in (0, 1]"),
+        (["--backend", "gpu"], "--backend must be one of"),
+        (["--game", "chess"], "argument --game: invalid choice"),
+        (["--resume", "nowhere"], "--resume nowhere: no run there"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_before_anything_is_written(argv, message, tmp_path, capsys):
+    out = tmp_path / "run"
+    line = fail_line([*argv, "--out", str(out)], capsys)
+    assert message in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"timesteps": "many"}', "timesteps must be int; got 'many'"),
+        ('{"gamez": 1}', "unknown key 'gamez'"),
+        ("{not json", "invalid JSON"),
+        ('{"game": "chess"}', "unknown game 'chess'"),
+    ],
+)
+def test_bad_config_files_are_refused_in_one_line(content, message, tmp_path, capsys):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(content)
+    line = fail_line(["--config", str(cfg), "--out", str(tmp_path / "run")], capsys)
+    assert message in line
+    assert str(cfg) in line or "chess" in message  # a bad value is named by its option
+
+
+def test_config_file_fills_what_the_command_line_does_not_say(tmp_path):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"game": "updown", "timesteps": 1000, "seed": 3}))
+    args, given = parse_args(["--config", str(cfg), "--seed", "9"])
+    assert (args.game, args.timesteps, args.seed) == ("updown", 1000, 9)
+    assert {"seed", "game", "timesteps"} <= given
+    assert Args(option=["num_rounds=3", "reward=tricks"], game="updown").game_options() == {
+        "num_rounds": 3, "reward": "tricks",
+    }  # fmt: skip
+
+
+def test_out_that_is_a_file_or_unwritable_is_refused(tmp_path, capsys):
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    assert "is a file" in fail_line(["--out", str(afile)], capsys)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who may write anywhere")
+        assert "cannot write" in fail_line(["--out", str(locked / "run")], capsys)
+    finally:
+        locked.chmod(0o700)
+
+
+def long_run(run: Path, *extra: str) -> subprocess.Popen:
+    """A training run that would take minutes, writing checkpoints often."""
+    argv = [*TRAIN, "--game", "updown", "--out", str(run), "--timesteps", "10000000",
+            "--num-games", "8", "--n-steps", "256", "--batch-size", "128", "--n-epochs", "1",
+            "--checkpoint-every", "256", "--snapshot-every", "512", "--eval-every", "1024",
+            "--eval-games", "2", "--net-arch", "32", "--warm-start", "0", "--no-progress",
+            *extra]  # fmt: skip
+    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+
+
+def wait_for(path: Path, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_ctrl_c_save_at_the_current_step_and_say_so_in_one_line(how, tmp_path):
+    run = tmp_path / "run"
+    proc = long_run(run)
+    wait_for(run / "checkpoint.zip")
+    time.sleep(1.0)
+    proc.send_signal(how)
+    _, err = proc.communicate(timeout=120)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode != 0 and len(lines) == 1, err
+    step = read_meta(run / "checkpoint.zip")["num_timesteps"]
+    assert f"at step {step}; saved {run / 'checkpoint.zip'}" in lines[0]
+
+
+def test_kill_9_at_random_moments_never_loses_the_run(tmp_path):
+    run = tmp_path / "run"
+    rng = random.Random(0)
+    steps = []
+    for attempt in range(3):
+        proc = long_run(run, *(["--resume", str(run)] if attempt else []))
+        wait_for(run / "checkpoint.zip")
+        time.sleep(rng.uniform(0.5, 4.0))
+        proc.kill()
+        proc.communicate(timeout=60)
+        meta = read_meta(run / "checkpoint.zip")  # always a whole, loadable checkpoint
+        steps.append(meta["num_timesteps"])
+        load_ppo_agent(run / "checkpoint.zip", "updown", {"num_players": 2})
+    assert steps == sorted(steps) and steps[-1] > 0
+    # A last resume cleans what the kills left behind: no evaluation newer than the
+    # checkpoint, no half-written temporary files.
+    proc = long_run(run, "--resume", str(run), "--timesteps", str(steps[-1] + 512))
+    proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    curve = json.loads((run / "curve.json").read_text())
+    assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
+    assert not list(run.rglob(".*.tmp*"))
+    assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= steps[-1] + 512
+    # Nothing the trainer started outlives it.
+    left = subprocess.run(["pgrep", "-f", str(run)], capture_output=True, text=True).stdout
+    assert left.strip() == ""
 
 
 def test_exported_policy_is_smaller_and_plays_the_same(tmp_path):
-    options = {"num_players": 2}
-    vec = DummyVecEnv([lambda: SelfPlayEnv("updown", options)])
-    model = MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    tables = [{"num_players": 2}]
+    env = SelfPlayVecEnv("updown", tables, 4, {"self": 1.0})
+    model = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu",
+        rollout_buffer_class=SeatRolloutBuffer,
+    )  # fmt: skip
     model.learn(64)  # fills Adam's moment estimates
-    save_atomic(model, tmp_path / "full.zip", game_meta("updown", options))
+    save_atomic(model, tmp_path / "full.zip", training_meta("updown", tables))
     small = export_policy(tmp_path / "full.zip", tmp_path / "small.zip")
     assert small.stat().st_size < 0.5 * (tmp_path / "full.zip").stat().st_size
     assert read_meta(small)["num_timesteps"] == read_meta(tmp_path / "full.zip")["num_timesteps"]
-    full_agent = load_ppo_agent(tmp_path / "full.zip", "updown", options)
-    small_agent = load_ppo_agent(small, "updown", options)
-    obs = np.random.default_rng(0).random(vec.observation_space.shape, dtype=np.float32)
+    full_agent = load_ppo_agent(tmp_path / "full.zip", "updown", tables[0])
+    small_agent = load_ppo_agent(small, "updown", tables[0])
+    obs = np.random.default_rng(0).random(env.observation_space.shape, dtype=np.float32)
     assert np.array_equal(full_agent.net.logits(obs), small_agent.net.logits(obs))

@@ -1,12 +1,14 @@
 """What a training run does between PPO updates: snapshots, checkpoints, evaluations, progress.
 
-Evaluations go through the evaluation harness (``training.evaluate.evaluate``): the current
-policy in one seat, a baseline in every other, seats rotated. Results are appended to
-``curve.csv`` / ``curve.json``, logged to TensorBoard under ``eval/`` and drawn in ``curves.png``.
+Evaluations play the current policy in batch (``training.collector.evaluate_batched``): in one
+seat, rotated from game to game, against random or heuristic players in every other seat, in
+this process. Results are appended to ``curve.csv`` / ``curve.json``, logged to TensorBoard
+under ``eval/`` and drawn in ``curves.png``.
 """
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -17,15 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from training.checkpoints import save_atomic
-from training.evaluate import evaluate
-
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 BASELINES = ("random", "heuristic")
-CURVE_FIELDS = ("step", "opponent", "win_rate", "ci_low", "ci_high", "mean_score", "fair")
+CURVE_FIELDS = ("step", "opponent", "win_rate", "ci_low", "ci_high", "games", "fair")
 
 
 class TrainingCallback(BaseCallback):
@@ -34,40 +33,45 @@ class TrainingCallback(BaseCallback):
     def __init__(
         self,
         args: Any,
-        options: dict,
-        meta: dict,
+        tables: list[dict[str, Any]],
+        meta: dict[str, Any],
         run: Path,
-        snapshots: list[str],
-        started: float | None = None,
+        env: Any,
+        heuristic: Any,
+        started: float,
     ):
         super().__init__()
         # --max-minutes counts from ``started`` (time.monotonic()), so a warm start counts too.
-        self.started = time.monotonic() if started is None else started
-        self.args, self.options, self.meta, self.run = args, options, meta, run
-        self.snapshots = list(snapshots)
-        self.curve: list[dict[str, Any]] = _read_curve(run / "curve.json")
+        self.started = started
+        self.args, self.tables, self.meta, self.run = args, tables, meta, run
+        self.selfplay, self.heuristic = env, heuristic
+        self.curve: list[dict[str, Any]] = read_curve(run)
         self.best = max(
             (r["win_rate"] for r in self.curve if r["opponent"] == "heuristic"), default=-1.0
         )
         self._last = {"snapshot": 0, "checkpoint": 0, "eval": 0}
-        self._bar = None
+        self._bar: Any = None
         self._deadline = float("inf")
+        self.eval_seconds = 0.0
+        self._learn_started = 0.0
+        self._first_step = 0
 
     # -- SB3 hooks --------------------------------------------------------------------------
     def _on_training_start(self) -> None:
-        step = self.num_timesteps
+        step = self._first_step = self.num_timesteps
+        self._learn_started = time.monotonic()
         if self.args.max_minutes > 0:
             self._deadline = self.started + 60 * self.args.max_minutes
         self._last = dict.fromkeys(self._last, step)
-        if not self.snapshots:
-            self._snapshot()  # the pool is never empty: the untrained policy comes first
+        if not self.selfplay.snapshots:
+            self._snapshot()  # the pool is never empty: the starting policy comes first
         if self.args.progress:
             from tqdm import tqdm
 
             # In a log file (no terminal) a line every 30 s is progress enough.
             interval = 0.5 if sys.stderr.isatty() else 30.0
             self._bar = tqdm(
-                total=self.args.timesteps, initial=step, unit="step", mininterval=interval
+                total=self.args.timesteps, initial=step, unit="sample", mininterval=interval
             )
         if not self.curve:
             self._evaluate()
@@ -79,7 +83,7 @@ class TrainingCallback(BaseCallback):
         if self._due("snapshot", self.args.snapshot_every):
             self._snapshot()
         if self._due("checkpoint", self.args.checkpoint_every):
-            self._checkpoint()
+            self.checkpoint()
         if self._due("eval", self.args.eval_every):
             self._evaluate()
         # Returning False ends model.learn() cleanly; finish() then checkpoints and evaluates.
@@ -96,80 +100,147 @@ class TrainingCallback(BaseCallback):
         return True
 
     # -- actions ----------------------------------------------------------------------------
-    def _save(self, path: Path) -> None:
-        save_atomic(self.model, path, self.meta)
+    def checkpoint(self) -> None:
+        """Write ``checkpoint.zip`` (atomically) at the current step."""
+        from training.checkpoints import save_atomic
+
+        save_atomic(self.model, self.run / "checkpoint.zip", self.meta)
 
     def _snapshot(self) -> None:
-        path = self.run / "pool" / f"snap_{self.num_timesteps:09d}.zip"
-        self._save(path)
-        self.snapshots.append(str(path))
-        for old in self.snapshots[: -self.args.pool_size]:
-            Path(old).unlink(missing_ok=True)
-        self.snapshots = self.snapshots[-self.args.pool_size :]
-        self.training_env.env_method("set_snapshots", self.snapshots)
+        import torch
 
-    def _checkpoint(self) -> None:
-        self._save(self.run / "checkpoint.zip")
+        policy = copy.deepcopy(self.model.policy)
+        policy.set_training_mode(False)
+        path = self.run / "pool" / f"snap_{self.num_timesteps:010d}.pt"
+        tmp = path.with_name(f".{path.name}.tmp")
+        torch.save(policy.state_dict(), tmp)
+        os.replace(tmp, path)
+        self.selfplay.add_snapshot(policy, self.args.pool_size)
+        for old in sorted(path.parent.glob("snap_*.pt"))[1 : -self.args.pool_size]:
+            old.unlink()  # the first, the policy training started from, stays (see the env)
 
     def _evaluate(self) -> None:
         if self.args.eval_games <= 0:
             return
-        path = self.run / "eval_model.zip"
-        self._save(path)
-        n = self.options["num_players"]
-        step = self.num_timesteps
+        from training.collector import evaluate_batched
+        from training.evaluate import wilson
+
+        started = time.monotonic()
+        options = self.tables[0]
+        n, step = options["num_players"], self.num_timesteps
         for opponent in BASELINES:
-            specs = [f"ppo:{path}"] + [opponent] * (n - 1)
-            result = evaluate(
-                self.args.game, specs, games=self.args.eval_games, seed=self.args.seed + step,
-                workers=2, options=self.options, progress=False,
+            result = evaluate_batched(
+                self.model.policy, self.args.game, options, opponent, self.args.eval_games,
+                seed=self.args.seed + 7 * step + 1, heuristic=self.heuristic,
+                backend=self.args.backend,
             )  # fmt: skip
-            me = next(a for a in result["agents"] if a["spec"].startswith("ppo:"))
+            low, high = wilson(result["win_rate"] * result["games"], result["games"])
             row = {
-                "step": step, "opponent": opponent, "win_rate": me["win_rate"],
-                "ci_low": me["win_rate_ci"][0], "ci_high": me["win_rate_ci"][1],
-                "mean_score": me["mean_score"], "fair": 1 / n,
+                "step": step, "opponent": opponent, "win_rate": result["win_rate"],
+                "ci_low": low, "ci_high": high, "games": result["games"], "fair": 1 / n,
             }  # fmt: skip
             self.curve.append(row)
             self.logger.record(f"eval/win_rate_vs_{opponent}", row["win_rate"])
-            self.logger.record(f"eval/mean_score_vs_{opponent}", row["mean_score"])
+            message = (
+                f"step {step}: win rate vs {opponent} {row['win_rate']:.3f} "
+                f"[{low:.3f}, {high:.3f}] (fair {1 / n:.3f})"
+            )
             if self._bar is not None:
-                self._bar.write(
-                    f"step {step}: win rate vs {opponent} {row['win_rate']:.3f} "
-                    f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] (fair {1 / n:.3f})"
-                )
+                self._bar.write(message)
+            elif self.args.progress:
+                print(message, flush=True)
             if opponent == "heuristic" and row["win_rate"] > self.best:
-                self.best = row["win_rate"]
-                self._save(self.run / "best.zip")
-        self._write_curve()
+                from training.checkpoints import save_atomic
 
-    def _write_curve(self) -> None:
-        tmp = self.run / ".curve.json.tmp"
-        tmp.write_text(json.dumps(self.curve, indent=1) + "\n")
-        os.replace(tmp, self.run / "curve.json")
-        tmp = self.run / ".curve.csv.tmp"
-        with tmp.open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS)
-            writer.writeheader()
-            writer.writerows(self.curve)
-        os.replace(tmp, self.run / "curve.csv")
+                self.best = row["win_rate"]
+                save_atomic(self.model, self.run / "best.zip", self.meta)
+        write_curve(self.run, self.curve)
+        self.eval_seconds += time.monotonic() - started
 
     def finish(self, model: Any) -> dict[str, Any]:
         """Final checkpoint, evaluation and plot; the run's summary."""
-        self._checkpoint()
+        learn_seconds = time.monotonic() - self._learn_started
+        self.checkpoint()
         # learn() overshoots to a whole rollout; an evaluation within that rollout is final.
-        rollout = self.model.n_steps * self.model.n_envs
-        if not self.curve or self.num_timesteps - self.curve[-1]["step"] >= rollout:
+        if not self.curve or self.num_timesteps - self.curve[-1]["step"] >= model.n_steps:
             self._evaluate()
-        plot_curves(self.curve, self.run / "curves.png", self.args.game)
+        if self.curve:
+            plot_curves(self.curve, self.run / "curves.png", self.args.game)
         final = {r["opponent"]: r for r in self.curve if r["step"] == self.curve[-1]["step"]}
-        summary = {"run": str(self.run), "steps": int(model.num_timesteps), "final": final}
+        samples = model.num_timesteps - self._first_step
+        summary = {
+            "run": str(self.run),
+            "steps": int(model.num_timesteps),
+            "final": final,
+            "samples_per_second": round(samples / max(learn_seconds, 1e-9), 1),
+            "time_split": self.time_split(model, learn_seconds),
+            "decisions": dict(self.selfplay.decisions),
+        }
         (self.run / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return summary
 
+    def time_split(self, model: Any, total: float) -> dict[str, float]:
+        """Share of the learning phase's wall time spent in each part."""
+        env = self.selfplay
+        parts = {"env": env.seconds_env}
+        parts.update({f"opponents_{k}": s for k, s in env.seconds.items() if k != "self"})
+        parts.update(model.seconds)
+        parts["evaluation"] = self.eval_seconds
+        parts["other"] = max(0.0, total - sum(parts.values()))
+        return {k: round(v / max(total, 1e-9), 4) for k, v in parts.items()}
 
-def _read_curve(path: Path) -> list[dict[str, Any]]:
+
+def load_pool(model: Any, env: Any, pool: Path, size: int) -> None:
+    """Put the first and the newest ``size`` snapshots of ``pool`` into the env (on resume)."""
+    import torch
+
+    files = sorted(pool.glob("snap_*.pt"))
+    for path in files[:1] + files[1:][-size:]:
+        policy = copy.deepcopy(model.policy)
+        policy.load_state_dict(torch.load(path, map_location="cpu"))
+        policy.set_training_mode(False)
+        env.add_snapshot(policy, size)
+
+
+def read_curve(run: Path) -> list[dict[str, Any]]:
+    """The evaluations of a run so far."""
+    path = run / "curve.json"
     return json.loads(path.read_text()) if path.is_file() else []
+
+
+def write_curve(run: Path, curve: list[dict[str, Any]]) -> None:
+    """``curve.json`` and ``curve.csv``, each replaced atomically."""
+    tmp = run / ".curve.json.tmp"
+    tmp.write_text(json.dumps(curve, indent=1) + "\n")
+    os.replace(tmp, run / "curve.json")
+    tmp = run / ".curve.csv.tmp"
+    with tmp.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(curve)
+    os.replace(tmp, run / "curve.csv")
+
+
+def drop_curve_after(run: Path, step: int) -> None:
+    """Forget evaluations made after ``step`` (a killed run may have outlived its checkpoint)."""
+    curve = read_curve(run)
+    kept = [r for r in curve if r["step"] <= step]
+    if len(kept) != len(curve):
+        write_curve(run, kept)
+
+
+def purge_tensorboard(tb: Path, step: int) -> None:
+    """Make TensorBoard discard the points of every run under ``tb`` logged after ``step``.
+
+    TensorBoard drops earlier events at or after a "session start" event's step
+    (``SummaryWriter(purge_step=...)``), so resumed curves do not overlap a killed run's tail.
+    """
+    if not tb.is_dir():
+        return
+    from torch.utils.tensorboard import SummaryWriter
+
+    for run_dir in (p for p in tb.iterdir() if p.is_dir()):
+        SummaryWriter(log_dir=str(run_dir), purge_step=step + 1).close()
 
 
 def plot_curves(curve: list[dict[str, Any]], path: Path, game: str) -> None:
@@ -198,7 +269,7 @@ def draw_curves(curve: list[dict[str, Any]], game: str, ax: Axes | None = None) 
         )  # fmt: skip
     if curve:
         ax.axhline(curve[0]["fair"], color="grey", linestyle="--", label="fair share")
-    ax.set_xlabel("learner steps")
+    ax.set_xlabel("learner samples")
     ax.set_ylabel("win rate of the trained policy")
     ax.set_title(f"{game}: self-play PPO against baselines")
     ax.set_ylim(0, 1)

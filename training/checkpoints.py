@@ -33,6 +33,12 @@ def game_meta(game: str, options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def training_meta(game: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
+    """The metadata of a policy trained on ``tables`` (one options dict per table size)."""
+    counts = sorted({int(t["num_players"]) for t in tables})
+    return {**game_meta(game, tables[0]), "player_counts": counts}
+
+
 def save_atomic(model: Any, path: str | os.PathLike, meta: dict[str, Any]) -> None:
     """Write ``model`` to ``path`` via a temporary file and a rename: never half a file."""
     path = Path(path)
@@ -68,11 +74,14 @@ def check_meta(meta: dict[str, Any], expected: dict[str, Any], path: str | os.Pa
                 f"but this game has {key}={expected[key]!r}"
             )
     # Player count changes the seats a policy learned about; other options (reward, rounds)
-    # change what it optimised but not what it can read, so only the player count must agree.
-    have, want = meta["options"].get("num_players"), expected["options"].get("num_players")
-    if have != want:
+    # change what it optimised but not what it can read, so only the player count must agree:
+    # it must be one of the table sizes the policy was trained at.
+    have = meta.get("player_counts") or [meta["options"].get("num_players")]
+    want = expected["options"].get("num_players")
+    if want not in have:
+        shown = ", ".join(map(str, have))
         raise ValueError(
-            f"checkpoint {path} was trained for num_players={have}, but this game has {want}"
+            f"checkpoint {path} was trained for num_players {shown}, but this game has {want}"
         )
 
 

@@ -9,22 +9,21 @@ is fitted to the actions (masked cross-entropy) and its value head to the return
 error), so PPO's first advantages are not noise that would undo the imitation.
 
 The return of a decision is the seat's own rewards from that decision on, discounted once per
-decision of that seat, exactly as :class:`training.selfplay.SelfPlayEnv` sums rewards between
-the learner's turns, so the value head learns the quantity PPO will bootstrap.
+decision of that seat, exactly as :mod:`training.collector` credits rewards to the learner's
+decisions, so the value head learns the quantity PPO will bootstrap. The teacher's games run
+in batch on :class:`tablegym.vector.VectorGame` tables.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agents.base import GameView
-from tablegym.games import env_class
-from training.registry import make_agent
+from tablegym.vector import VectorGame
 
 
 @dataclass
@@ -45,90 +44,101 @@ class Demonstrations:
         return cls(*(np.concatenate([getattr(p, name) for p in parts]) for name in names))
 
 
-def play_demonstrations(
-    game: str, options: dict[str, Any], games: int, seed: int, gamma: float, teacher: str
+def collect(
+    game: str,
+    tables: list[dict[str, Any]],
+    games: int,
+    seed: int,
+    gamma: float,
+    teacher: Callable[[int], Any],
+    num_games: int = 64,
+    backend: str = "auto",
 ) -> Demonstrations:
-    """``games`` games with ``teacher`` in every seat, seeds ``seed, seed + 1, ...``."""
-    env = env_class(game)(**options)
-    n = len(env.possible_agents)
-    parts = []
-    for g in range(games):
-        # agents seeded per game, so a game's data does not depend on how games are split
-        agents = [make_agent(teacher, game, seed=(seed + g) * n + s) for s in range(n)]
-        env.reset(seed=seed + g)
-        for s, agent in enumerate(agents):
-            agent.reset(s)
-        parts.append(_record_game(env, agents, gamma))
+    """Demonstrations of ``games`` teacher games split evenly over ``tables`` (option dicts)."""
+    if games <= 0:
+        raise ValueError(f"warm start needs a positive number of games; got {games}")
+    shares = np.diff(np.linspace(0, games, len(tables) + 1).astype(int))
+    parts = [
+        teacher_games(game, options, int(share), seed + k, gamma, teacher, num_games, backend)
+        for k, (options, share) in enumerate(zip(tables, shares))
+        if share > 0
+    ]
     return Demonstrations.concat(parts)
 
 
-def _record_game(env: Any, agents: list, gamma: float) -> Demonstrations:
-    n = len(agents)
-    obs: list[list[np.ndarray]] = [[] for _ in range(n)]
-    masks: list[list[np.ndarray]] = [[] for _ in range(n)]
-    actions: list[list[int]] = [[] for _ in range(n)]
-    # rewards[s][k]: what seat s collects from its k-th decision until its next one
-    rewards: list[list[float]] = [[] for _ in range(n)]
-    while not env.rules.is_terminal(env.game_state):
-        name = env.agent_selection
-        seat = env.agent_name_mapping[name]
-        observation = env.observe(name)
-        view = GameView(env.rules, env.config, env.game_state, seat)
-        action = agents[seat](observation, view)
-        obs[seat].append(observation["observation"])
-        masks[seat].append(observation["action_mask"].astype(bool))
-        actions[seat].append(int(action))
-        rewards[seat].append(0.0)
-        env.step(action)
-        for s in range(n):
-            if rewards[s]:  # rewards before a seat's first decision are zero in our games
-                rewards[s][-1] += env.rewards[env.possible_agents[s]]
-    returns = [_discounted(r, gamma) for r in rewards]
-    seats = [s for s in range(n) if actions[s]]
-    return Demonstrations(
-        np.concatenate([np.asarray(obs[s], dtype=np.float32) for s in seats]),
-        np.concatenate([np.asarray(masks[s]) for s in seats]),
-        np.concatenate([np.asarray(actions[s], dtype=np.int64) for s in seats]),
-        np.concatenate([returns[s] for s in seats]),
-    )
-
-
-def _discounted(rewards: list[float], gamma: float) -> np.ndarray:
-    out = np.zeros(len(rewards), dtype=np.float32)
-    running = 0.0
-    for k in range(len(rewards) - 1, -1, -1):
-        running = rewards[k] + gamma * running
-        out[k] = running
-    return out
-
-
-def collect(
+def teacher_games(
     game: str,
     options: dict[str, Any],
     games: int,
-    seed: int = 0,
-    gamma: float = 0.995,
-    teacher: str = "heuristic",
-    workers: int = 2,
+    seed: int,
+    gamma: float,
+    teacher: Callable[[int], Any],
+    num_games: int = 64,
+    backend: str = "auto",
 ) -> Demonstrations:
-    """Demonstrations of ``games`` teacher games, split over ``workers`` processes.
+    """Every decision of ``games`` games with ``teacher`` agents in every seat, in batch.
 
-    Game ``g`` uses seed ``seed + g`` whatever the number of workers, so the data does not
-    depend on it.
+    A decision's return is the seat's own rewards from it on, discounted once per decision of
+    that seat (rewards earned while others act count for its last decision), as the self-play
+    streams of ``training.collector`` count them.
+    Only finished games are kept, so the data holds exactly ``games`` games.
     """
-    if games <= 0:
-        raise ValueError(f"warm start needs a positive number of games; got {games}")
-    workers = max(1, min(workers, games))
-    bounds = np.linspace(0, games, workers + 1).astype(int)
-    jobs = [
-        (game, options, int(hi - lo), seed + int(lo), gamma, teacher)
-        for lo, hi in zip(bounds[:-1], bounds[1:])
-    ]
-    if workers == 1:
-        return play_demonstrations(*jobs[0])
-    with ProcessPoolExecutor(workers) as pool:
-        parts = list(pool.map(play_demonstrations, *zip(*jobs)))
-    return Demonstrations.concat(parts)
+    size = max(1, min(num_games, games))
+    vg = VectorGame(game, size, seed=seed, backend=backend, **options)
+    n = vg.num_players
+    rng = np.random.default_rng(seed)
+    quota = games // size + (np.arange(size) < games % size)
+    played = np.zeros(size, dtype=np.int64)
+    seeds = rng.integers(2**31, size=(size, n)).tolist()
+    agents = [[teacher(seeds[i][q]) for q in range(n)] for i in range(size)]
+    for i in range(size):
+        for q in range(n):
+            agents[i][q].reset(q)
+    obs_rows, mask_rows, actions, rewards, next_pos, finished = [], [], [], [], [], []
+    last: dict[int, int] = {}  # (slot, seat) stream -> its last decision
+    game_of: list[int] = []  # per decision: slot * quota bound + game number in the slot
+    obs, mask, seat = vg.reset()
+    while (played < quota).any():
+        step_actions = np.empty(size, dtype=np.int64)
+        for i in range(size):
+            q = int(seat[i])
+            step_actions[i] = agents[i][q].act(obs[i], mask[i])
+            stream = i * n + q
+            if stream in last:
+                next_pos[last[stream]] = len(actions)
+            last[stream] = len(actions)
+            game_of.append(i * (games + 1) + int(played[i]))
+            obs_rows.append(obs[i])
+            mask_rows.append(mask[i])
+            actions.append(int(step_actions[i]))
+            rewards.append(0.0)
+            next_pos.append(-1)
+        obs, mask, seat, step_rewards, done = vg.step(step_actions)
+        for i, q in zip(*np.nonzero(step_rewards)):
+            pos = last.get(int(i) * n + int(q))
+            if pos is not None:
+                rewards[pos] += float(step_rewards[i, q])
+        for i in np.flatnonzero(done).tolist():
+            finished.append(i * (games + 1) + int(played[i]))
+            played[i] += 1
+            for q in range(n):
+                last.pop(i * n + q, None)
+                agents[i][q].reset(q)
+    returns = np.zeros(len(actions), dtype=np.float32)
+    for pos in range(len(actions) - 1, -1, -1):
+        nxt = next_pos[pos]
+        returns[pos] = rewards[pos] + (gamma * returns[nxt] if nxt >= 0 else 0.0)
+    # Games beyond a slot's quota ran on while other slots finished theirs: drop them too.
+    complete = set(finished[:]) & {
+        i * (games + 1) + k for i in range(size) for k in range(int(quota[i]))
+    }
+    keep = np.fromiter((g in complete for g in game_of), dtype=bool, count=len(game_of))
+    return Demonstrations(
+        np.asarray(obs_rows, dtype=np.float32)[keep],
+        np.asarray(mask_rows, dtype=bool)[keep],
+        np.asarray(actions, dtype=np.int64)[keep],
+        returns[keep],
+    )
 
 
 def pretrain(

@@ -1,20 +1,28 @@
 """Self-play MaskablePPO for the tablegym games.
 
-    python training/train.py --game kingup --out runs/kingup
+    python training/train.py --game kingup
 
-The default budget is 1M learner steps or 25 minutes, whichever comes first. The policy first
-imitates the game's heuristic agent (``--warm-start`` games, see ``training.imitation``), then
-PPO improves it from reward. One seat learns per episode (drawn anew each time); the other
-seats are an opponent pool of frozen snapshots of the learner (every ``--snapshot-every``
-steps), the heuristic and the random agent (``--opponent-mix``). Several environments run in
-parallel processes. Every ``--eval-every`` steps the current policy plays tournaments against
-random and heuristic opponents (seats rotated) and the best policy by its win rate against the
-heuristic is kept.
+The default budget is 25 minutes (``--max-minutes``) or ``--timesteps`` learner samples,
+whichever comes first, warm start included. The policy first imitates the game's heuristic
+(``--warm-start`` games, ``training.imitation``), then PPO improves it from reward.
 
-A run directory holds: ``config.json`` (the exact config), ``checkpoint.zip`` (latest, written
-atomically), ``best.zip``, ``pool/`` (snapshots), ``curve.csv`` / ``curve.json`` (evaluations),
-``curves.png`` (win rates over steps), ``tb/`` (TensorBoard). ``--resume runs/NAME/checkpoint.zip``
-continues with the optimiser state and step count; Ctrl-C saves a checkpoint before exiting.
+``--num-games`` games run at once in one process (``training.collector``; the batched numba
+engine where the game has one). Every seat of every game is held by a kind of player drawn
+per game from ``--opponent-mix``: the current policy (``self``: all its seats learn, each
+decision is a sample), frozen snapshots of it (every ``--snapshot-every`` samples, the newest
+``--pool-size`` kept), the heuristic, or random play; one seat is always the learner's.
+``--num-players 3,4,5,6`` trains one policy over tables of every listed size. Every
+``--eval-every`` samples the current policy plays ``--eval-games`` games against random and
+against heuristic opponents (seats rotated, in batch); the best policy against the heuristic
+is kept as ``best.zip``.
+
+A run directory holds ``config.json`` (the exact config), ``checkpoint.zip`` (latest, written
+atomically), ``best.zip``, ``pool/`` (snapshots), ``curve.csv`` / ``curve.json`` and
+``curves.png`` (evaluations), ``warm_start.json``, ``summary.json`` (results, samples/s, where
+the time went) and ``tb/`` (TensorBoard). A directory that holds a run is never reused
+silently: continue it with ``--resume DIR`` (to its recorded ``--timesteps``, or a new target;
+settings that change the model are refused) or start afresh with ``--overwrite``. Ctrl-C and
+SIGTERM save a checkpoint at the current step and exit with one line.
 """
 
 from __future__ import annotations
@@ -23,6 +31,9 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import os
+import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,17 +43,18 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tablegym.games import DEFAULT_PLAYERS, GAMES  # noqa: E402
+from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
-from training.checkpoints import (  # noqa: E402
-    game_meta,
-    load_model,
-    read_meta,
-    save_atomic,
-)
 
 # KdK games are four times longer than the others, so fewer of them give as many decisions.
-DEFAULT_WARM_START = {"kingup": 2000, "updown": 2000, "kdk": 1000}
+DEFAULT_WARM_START = {"kingup": 1000, "updown": 1000, "kdk": 300}
+# What a run directory holds; --overwrite removes exactly these.
+RUN_FILES = (
+    "config.json", "checkpoint.zip", "best.zip", "pool", "curve.csv", "curve.json",
+    "curves.png", "warm_start.json", "summary.json", "tb",
+)  # fmt: skip
+# Settings a resumed run must keep: they define the model or what it learns from.
+MODEL_SETTINGS = ("game", "num_players", "option", "net_arch")
 
 
 @dataclass
@@ -50,56 +62,109 @@ class Args:
     """Every option of a training run; each field's ``help`` is its ``--help`` text."""
 
     game: str = field(default="kingup", metadata={"help": f"game: {', '.join(GAMES)}"})
-    num_players: int | None = field(
-        default=None, metadata={"help": "players (default: kingup 4, updown 2, kdk 3)"}
+    num_players: str = field(
+        default="",
+        metadata={
+            "help": "players, or a list such as 3,4,5,6 (default: kingup 4, updown 2, kdk 3)"
+        },
     )
     option: list[str] = field(
         default_factory=list, metadata={"help": "more game options as KEY=VALUE (repeatable)"}
     )
-    timesteps: int = field(default=1_000_000, metadata={"help": "total learner steps of the run"})
+    timesteps: int = field(default=20_000_000, metadata={"help": "learner samples of the run"})
     max_minutes: float = field(
         default=25.0,
         metadata={"help": "stop cleanly after this many minutes, warm start included (0: none)"},
     )
     out: str = field(default="", metadata={"help": "run directory (default runs/GAME)"})
-    seed: int = field(default=0, metadata={"help": "seed of environments, opponents and PPO"})
-    n_envs: int = field(default=4, metadata={"help": "environments run in parallel"})
-    vec: str = field(default="subproc", metadata={"help": "subproc (processes) or dummy"})
+    overwrite: bool = field(default=False, metadata={"help": "replace a run already in --out"})
+    seed: int = field(default=0, metadata={"help": "seed of games, opponents and PPO"})
+    num_games: int = field(default=256, metadata={"help": "games stepped together"})
+    backend: str = field(
+        default="auto", metadata={"help": "game backend: auto (engine if any), numba, rules"}
+    )
     warm_start: int | None = field(
         default=None,
         metadata={
-            "help": "heuristic games imitated before PPO starts (default: kingup 2000, "
-            "updown 2000, kdk 1000; 0: start from a random policy)"
+            "help": "heuristic games imitated before PPO starts (default: kingup 1000, "
+            "updown 1000, kdk 300; 0: start from a random policy)"
         },
     )
     warm_epochs: int = field(default=10, metadata={"help": "epochs of imitation"})
+    # Few heuristic seats: a heuristic decision costs a hundred times a batched policy one,
+    # and a policy trained mostly against heuristics learns to exploit them, not to play.
+    # Half the snapshot seats hold the starting policy, the heuristic's imitation.
     opponent_mix: str = field(
-        default="snapshot=0.4,heuristic=0.5,random=0.1",
-        metadata={"help": "opponent kinds and weights, drawn per seat and episode"},
+        default="self=0.4,snapshot=0.4,heuristic=0.1,random=0.1",
+        metadata={"help": "kinds of player and their weights, drawn per seat and game"},
     )
-    snapshot_every: int = field(default=25_000, metadata={"help": "steps between snapshots"})
+    snapshot_every: int = field(default=250_000, metadata={"help": "samples between snapshots"})
     pool_size: int = field(default=5, metadata={"help": "snapshots kept in the pool"})
-    eval_every: int = field(default=25_000, metadata={"help": "steps between evaluations"})
-    eval_games: int = field(default=200, metadata={"help": "games per evaluation and baseline"})
-    checkpoint_every: int = field(default=25_000, metadata={"help": "steps between checkpoints"})
-    # Small steps and a small entropy bonus: PPO starts from the imitated policy and should
-    # improve it, not wash it out in its first updates.
+    eval_every: int = field(default=500_000, metadata={"help": "samples between evaluations"})
+    eval_games: int = field(
+        default=200, metadata={"help": "games per evaluation and baseline (0: no evaluation)"}
+    )
+    checkpoint_every: int = field(default=250_000, metadata={"help": "samples between checkpoints"})
     learning_rate: float = field(default=1e-4, metadata={"help": "Adam learning rate"})
-    n_steps: int = field(default=512, metadata={"help": "rollout steps per env and update"})
-    batch_size: int = field(default=256, metadata={"help": "minibatch size"})
-    n_epochs: int = field(default=5, metadata={"help": "epochs per update"})
-    gamma: float = field(default=0.995, metadata={"help": "discount"})
+    n_steps: int = field(default=8192, metadata={"help": "learner samples per PPO update"})
+    batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
+    n_epochs: int = field(default=4, metadata={"help": "epochs per update"})
+    gamma: float = field(default=0.995, metadata={"help": "discount per decision of a seat"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
     ent_coef: float = field(default=0.001, metadata={"help": "entropy bonus"})
     net_arch: str = field(default="256,256", metadata={"help": "hidden layer sizes"})
-    resume: str | None = field(default=None, metadata={"help": "checkpoint to continue from"})
+    resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
 
+    # -- derived values and checks ----------------------------------------------------------
+    def player_counts(self) -> list[int]:
+        """The table sizes to train on."""
+        if not self.num_players:
+            return [DEFAULT_PLAYERS[self.game]]
+        try:
+            counts = [int(x) for x in str(self.num_players).split(",") if x.strip()]
+        except ValueError:
+            counts = []
+        allowed = PLAYER_COUNTS[self.game]
+        if not counts or any(n not in allowed for n in counts):
+            shown = ", ".join(map(str, allowed))
+            raise ValueError(
+                f"--num-players must be one of {shown} or a comma list of them; "
+                f"got {self.num_players!r}"
+            )
+        return sorted(set(counts))
+
     def game_options(self) -> dict[str, Any]:
-        """The game's options: player count plus every ``--option KEY=VALUE``."""
-        players = self.num_players or DEFAULT_PLAYERS[self.game]
-        return {"num_players": players, **parse_options(self.option)}
+        """Game options besides the player count (``--option KEY=VALUE``)."""
+        try:
+            options = parse_options(self.option)
+        except ValueError as err:
+            raise ValueError(f"--option: {err}") from None
+        if "num_players" in options:
+            raise ValueError("--option num_players=...: use --num-players")
+        return options
+
+    def table_options(self) -> list[dict[str, Any]]:
+        """Options of each table size, checked by the game."""
+        from tablegym.games import rules_of
+
+        tables = [{**self.game_options(), "num_players": n} for n in self.player_counts()]
+        for options in tables:
+            rules_of(self.game).make_config(**options)
+        return tables
+
+    def layers(self) -> list[int]:
+        """``--net-arch`` as layer sizes."""
+        try:
+            sizes = [int(x) for x in self.net_arch.split(",")]
+        except ValueError:
+            sizes = []
+        if not sizes or min(sizes) < 1:
+            raise ValueError(
+                f"--net-arch must be positive layer sizes such as 256,256; got {self.net_arch!r}"
+            )
+        return sizes
 
     def warm_start_games(self) -> int:
         return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
@@ -107,13 +172,54 @@ class Args:
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")
 
+    def check(self) -> Args:
+        """ValueError naming the first bad option and what it allows; ``self`` otherwise."""
+        check_game(self.game)
+        self.table_options()
+        self.layers()
+        from training.collector import parse_mix
+
+        parse_mix(self.opponent_mix)
+        positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size")
+        at_least_zero = ("warm_epochs", "snapshot_every", "eval_every", "eval_games",
+                         "checkpoint_every", "max_minutes")  # fmt: skip
+        for name in positive + at_least_zero:
+            value = getattr(self, name)
+            low = 1 if name in positive else 0
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
+                kind = "a positive integer" if low else "a number >= 0"
+                raise ValueError(f"--{name.replace('_', '-')} must be {kind}; got {value!r}")
+        if self.warm_start is not None and (
+            isinstance(self.warm_start, bool) or not isinstance(self.warm_start, int)
+            or self.warm_start < 0
+        ):  # fmt: skip
+            raise ValueError(f"--warm-start must be an integer >= 0; got {self.warm_start!r}")
+        for name, low, high in (("learning_rate", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not low < value <= high:
+                raise ValueError(
+                    f"--{name.replace('_', '-')} must lie in ({low}, {high}]; got {value!r}"
+                )
+        if not isinstance(self.ent_coef, int | float) or self.ent_coef < 0:
+            raise ValueError(f"--ent-coef must be a number >= 0; got {self.ent_coef!r}")
+        if self.backend not in ("auto", "numba", "rules"):
+            raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
+        return self
+
 
 # -- command line -------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line, ``error: ...``, exit status 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """argparse from the fields of :class:`Args`; defaults come from the dataclass."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tablegym-train",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -123,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         flag = "--" + f.name.replace("_", "-")
         kwargs: dict[str, Any] = {"help": f.metadata["help"], "default": getattr(defaults, f.name)}
         if f.name == "game":
-            kwargs["choices"] = sorted(GAMES)
+            kwargs["choices"] = list(GAMES)
         if f.type == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
         elif f.name == "option":
@@ -136,60 +242,147 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    """Args from the command line; ``--config FILE`` supplies values the command line lacks."""
-    parser = build_parser()
-    ns = parser.parse_args(argv)
-    values = vars(ns)
-    if ns.config:
-        file_values = json.loads(Path(ns.config).read_text())
-        known = {f.name for f in dataclasses.fields(Args)}
-        unknown = sorted(set(file_values) - known)
-        if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r} in {ns.config}; allowed: {sorted(known)}")
-        given = _given_flags(argv if argv is not None else sys.argv[1:])
-        for key, value in file_values.items():
-            if key not in given:
-                values[key] = value
-    return Args(**values)
+def given_flags(argv: list[str]) -> frozenset[str]:
+    """Option names set on the command line (``--num-games 8`` -> ``num_games``)."""
+    names = {a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
+    return frozenset(n[3:] if n.startswith("no_") else n for n in names)
 
 
-def _given_flags(argv: list[str]) -> set[str]:
-    return {a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
+def parse_args(argv: list[str] | None = None) -> tuple[Args, frozenset[str]]:
+    """Checked Args and the names given on the command line (``--config`` fills the rest)."""
+    argv = sys.argv[1:] if argv is None else argv
+    values = vars(build_parser().parse_args(argv))
+    given = given_flags(argv)
+    if values["config"]:
+        values.update({k: v for k, v in read_config(values["config"]).items() if k not in given})
+        given |= frozenset(read_config(values["config"]))
+    return Args(**values).check(), given
+
+
+def read_config(path: str) -> dict[str, Any]:
+    """The settings of a ``--config`` JSON file, each checked against its option's type."""
+    try:
+        values = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise ValueError(f"--config {path}: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--config {path}: invalid JSON ({err})") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"--config {path}: expected a JSON object of options")
+    types = {f.name: f.type for f in dataclasses.fields(Args)}
+    for key, value in values.items():
+        if key not in types or key in ("config", "resume"):
+            allowed = ", ".join(k for k in types if k not in ("config", "resume"))
+            raise ValueError(f"--config {path}: unknown key {key!r}; allowed: {allowed}")
+        if not _fits(types[key], value):
+            raise ValueError(f"--config {path}: {key} must be {types[key]}; got {value!r}")
+    return values
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if value is None:
+        return "None" in kind
+    if "bool" in kind:
+        return isinstance(value, bool)
+    if "list" in kind:
+        return isinstance(value, list) and all(isinstance(x, str) for x in value)
+    if isinstance(value, bool):
+        return False
+    if "int" in kind:
+        return isinstance(value, int)
+    if "float" in kind:
+        return isinstance(value, int | float)
+    return isinstance(value, str)
+
+
+# -- the run directory --------------------------------------------------------------------
+
+
+def prepare_run(args: Args, given: frozenset[str]) -> tuple[Args, Path, int]:
+    """Check the run directory and settle the config; nothing is written here.
+
+    Returns the config of the run, its directory and the step it starts from. A new run needs
+    an empty or absent directory (or ``--overwrite``); ``--resume DIR`` takes the config
+    recorded in DIR, refuses changes to the model's settings and applies every other flag
+    given on the command line (a new ``--timesteps`` target, ``--max-minutes``, ...).
+    """
+    from training.checkpoints import read_meta
+
+    if not args.resume:
+        run = args.run_dir()
+        if run.exists() and not run.is_dir():
+            raise ValueError(f"--out {run} is a file, not a directory")
+        held = [name for name in RUN_FILES if (run / name).exists()]
+        if held and not args.overwrite:
+            raise ValueError(
+                f"{run} already holds a run ({held[0]}); continue it with --resume {run} "
+                "or replace it with --overwrite"
+            )
+        _check_writable(run)
+        return args, run, 0
+    run = Path(args.resume)
+    if run.is_file():  # a checkpoint path names its run directory
+        run = run.parent
+    recorded_path = run / "config.json"
+    if not recorded_path.is_file():
+        raise ValueError(f"--resume {run}: no run there (config.json missing)")
+    step = int(read_meta(run / "checkpoint.zip")["num_timesteps"])
+    recorded = Args(**{**json.loads(recorded_path.read_text()), "resume": None, "config": None})
+    for name in MODEL_SETTINGS:
+        if name in given and getattr(args, name) != getattr(recorded, name):
+            raise ValueError(
+                f"--resume {run}: the run was trained with --{name.replace('_', '-')} "
+                f"{getattr(recorded, name)!r}; it cannot change to {getattr(args, name)!r}"
+            )
+    fixed = ("resume", "config", "out", "overwrite")  # the run directory is the resumed one
+    changes = {name: getattr(args, name) for name in given if name not in fixed}
+    merged = dataclasses.replace(recorded, **changes, out=str(run), resume=str(run))
+    _check_writable(run)
+    return merged.check(), run, step
+
+
+def _check_writable(run: Path) -> None:
+    """ValueError naming ``run`` if the run's files could not be written there."""
+    probe_dir = run
+    while not probe_dir.exists():
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir() or not os.access(probe_dir, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {run}: cannot write in {probe_dir}")
+
+
+def clean_run(run: Path, resume_step: int | None) -> None:
+    """Make ``run`` ready: emptied of an old run (overwrite) or of what followed its checkpoint.
+
+    On resume, evaluations newer than the checkpoint are dropped (a killed run may have
+    written some), TensorBoard is told to discard its points from that step on, and
+    temporary files of interrupted writes are removed.
+    """
+    from training.callbacks import drop_curve_after, purge_tensorboard
+
+    if resume_step is None:
+        for name in RUN_FILES:
+            path = run / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+    else:
+        drop_curve_after(run, resume_step)
+        purge_tensorboard(run / "tb", resume_step)
+    for tmp in [*run.glob(".*.tmp*"), *run.glob("pool/.*.tmp*")]:
+        tmp.unlink(missing_ok=True)
 
 
 # -- the run ------------------------------------------------------------------------------
 
 
-def make_vec_env(args: Args, options: dict[str, Any], snapshots: list[str]) -> Any:
-    """``n_envs`` self-play environments, each seeded from ``args.seed``."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+def new_model(args: Args, env: Any, run: Path) -> Any:
+    """A fresh :class:`training.collector.SelfPlayPPO` with the run's PPO settings."""
+    from training.collector import SeatRolloutBuffer, SelfPlayPPO
 
-    from training.selfplay import SelfPlayEnv, parse_mix
-
-    mix = parse_mix(args.opponent_mix)
-
-    def factory() -> SelfPlayEnv:
-        return SelfPlayEnv(args.game, options, mix, snapshots)
-
-    fns = [factory] * args.n_envs
-    if args.vec == "subproc" and args.n_envs > 1:
-        vec = SubprocVecEnv(fns, start_method="spawn" if sys.platform == "darwin" else "fork")
-    elif args.vec in ("subproc", "dummy"):
-        vec = DummyVecEnv(fns)
-    else:
-        raise ValueError(f"vec must be one of 'subproc', 'dummy'; got {args.vec!r}")
-    vec.seed(args.seed)
-    return vec
-
-
-def new_model(args: Args, vec: Any, run: Path) -> Any:
-    from sb3_contrib import MaskablePPO
-
-    arch = [int(x) for x in args.net_arch.split(",") if x.strip()]
-    return MaskablePPO(
+    return SelfPlayPPO(
         "MlpPolicy",
-        vec,
+        env,
         learning_rate=args.learning_rate,
         n_steps=args.n_steps,
         batch_size=args.batch_size,
@@ -197,7 +390,8 @@ def new_model(args: Args, vec: Any, run: Path) -> Any:
         gamma=args.gamma,
         gae_lambda=args.gae_lambda,
         ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": arch},
+        policy_kwargs={"net_arch": args.layers()},
+        rollout_buffer_class=SeatRolloutBuffer,
         tensorboard_log=str(run / "tb"),
         seed=args.seed,
         device="cpu",
@@ -205,111 +399,127 @@ def new_model(args: Args, vec: Any, run: Path) -> Any:
     )
 
 
-def warm_start(model: Any, args: Args, options: dict[str, Any], run: Path) -> None:
+def warm_start(
+    model: Any, args: Args, tables: list[dict[str, Any]], run: Path, heuristic: Any
+) -> None:
     """Imitate the heuristic (``training.imitation``) before PPO; stats go to warm_start.json."""
     games = args.warm_start_games()
     if games <= 0:
         return
     from training.imitation import collect, pretrain
 
-    t0 = time.monotonic()
-    demos = collect(args.game, options, games, seed=args.seed + 1_000_000, gamma=args.gamma)
+    started = time.monotonic()
+    demos = collect(
+        args.game, tables, games, seed=args.seed + 1_000_000, gamma=args.gamma,
+        teacher=heuristic, num_games=args.num_games, backend=args.backend,
+    )  # fmt: skip
+    collected = time.monotonic() - started
     stats = pretrain(model, demos, epochs=args.warm_epochs, seed=args.seed, progress=args.progress)
     stats = {"games": games, "decisions": len(demos), **stats}
-    stats["seconds"] = round(time.monotonic() - t0, 1)
+    stats.update(collect_seconds=round(collected, 1), seconds=round(time.monotonic() - started, 1))
     (run / "warm_start.json").write_text(json.dumps(stats, indent=2) + "\n")
     if args.progress:
-        print(f"warm start: {json.dumps(stats)}")
+        print(f"warm start: {json.dumps(stats)}", flush=True)
 
 
-def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Run (or resume) training; returns the final summary (also written to the run dir).
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM, raised where the run is so that it ends like Ctrl-C."""
 
-    ``given`` names the options set on the command line; on resume they must agree with the
-    run's recorded config.
-    """
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Stopped
+
+
+def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
+    """Run (or resume) training in ``run``; returns the summary (also in summary.json)."""
     import torch
 
-    from training.callbacks import TrainingCallback
+    from training.callbacks import TrainingCallback, load_pool
+    from training.checkpoints import check_meta, read_meta, training_meta
+    from training.collector import SelfPlayPPO, SelfPlayVecEnv, parse_mix
+    from training.registry import heuristic_factory
 
-    torch.set_num_threads(1)  # the environments use the other core
+    torch.set_num_threads(1)  # more threads are much slower on small machines; see README
     started = time.monotonic()
-    if args.resume:
-        args = _args_for_resume(args, given)
-    options = args.game_options()
-    meta = game_meta(args.game, options)
-    run = args.run_dir()
-    (run / "pool").mkdir(parents=True, exist_ok=True)
-    (run / "config.json").write_text(json.dumps(dataclasses.asdict(args), indent=2) + "\n")
-    snapshots = sorted(str(p) for p in (run / "pool").glob("snap_*.zip"))[-args.pool_size :]
-    vec = make_vec_env(args, options, snapshots)
-    try:
-        if args.resume:
-            # checked against this run's game; the optimiser state comes along
-            model = load_model(args.resume, args.game, options, env=vec)
-        else:
-            model = new_model(args, vec, run)
-            warm_start(model, args, options, run)
-        callback = TrainingCallback(args, options, meta, run, snapshots, started)
-        remaining = max(0, args.timesteps - model.num_timesteps)
-        try:
-            model.learn(
-                total_timesteps=remaining,
-                callback=callback,
-                reset_num_timesteps=not args.resume,
-                tb_log_name="ppo",
-            )
-        except KeyboardInterrupt:
-            save_atomic(model, run / "checkpoint.zip", meta)
-            print(f"\ninterrupted at step {model.num_timesteps}; saved {run / 'checkpoint.zip'}")
-            raise
-        return callback.finish(model)
-    finally:
-        vec.close()
-
-
-def _args_for_resume(args: Args, given: frozenset[str]) -> Args:
-    """Resuming keeps the run's recorded config; only the step target may grow.
-
-    The checkpoint is read first, so a missing, corrupt or mismatched one is refused before
-    anything is written.
-    """
-    path = Path(args.resume)
-    meta = read_meta(path)
-    if "game" in given and args.game != meta["game"]:
-        raise ValueError(
-            f"checkpoint {path} was trained for game={meta['game']!r}, not {args.game!r}"
-        )
-    if given & {"num_players", "option"}:
-        for key, value in args.game_options().items():
-            if meta["options"].get(key) != value:
-                raise ValueError(
-                    f"checkpoint {path} was trained with {key}={meta['options'].get(key)!r}, "
-                    f"not {value!r}"
-                )
-    recorded = path.parent / "config.json"
-    if recorded.is_file():
-        base = Args(**json.loads(recorded.read_text()))
-    else:
-        base = dataclasses.replace(
-            args, game=meta["game"], num_players=meta["options"]["num_players"]
-        )
-    return dataclasses.replace(
-        base, resume=str(path), timesteps=max(args.timesteps, base.timesteps), out=str(path.parent)
+    resuming = args.resume is not None
+    tables = args.table_options()
+    meta = training_meta(args.game, tables)
+    heuristic = heuristic_factory(args.game)
+    mix = parse_mix(args.opponent_mix)
+    env = SelfPlayVecEnv(
+        args.game, tables, args.num_games, mix, args.seed, heuristic, backend=args.backend
     )
+    if resuming:
+        check_meta(read_meta(run / "checkpoint.zip"), meta, run / "checkpoint.zip")
+    created = not run.exists()
+    model = None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        run.mkdir(parents=True, exist_ok=True)
+        clean_run(run, start_step if resuming else None)
+        (run / "pool").mkdir(exist_ok=True)
+        _write_json(run / "config.json", dataclasses.asdict(dataclasses.replace(args, config=None)))
+        if resuming:
+            model = SelfPlayPPO.load(run / "checkpoint.zip", env=env, device="cpu")
+            load_pool(model, env, run / "pool", args.pool_size)
+        else:
+            model = new_model(args, env, run)
+            warm_start(model, args, tables, run, heuristic)
+        callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
+        model.learn(
+            total_timesteps=max(0, args.timesteps - model.num_timesteps),
+            callback=callback,
+            reset_num_timesteps=not resuming,
+            tb_log_name="ppo",
+        )
+        return callback.finish(model)
+    except KeyboardInterrupt as stop:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the save below must not be cut short
+        if model is not None and model.num_timesteps > 0:
+            from training.checkpoints import save_atomic
+
+            save_atomic(model, run / "checkpoint.zip", meta)
+            what = "stopped" if isinstance(stop, _Stopped) else "interrupted"
+            raise SystemExit(
+                f"{what} at step {model.num_timesteps}; saved {run / 'checkpoint.zip'} "
+                f"(continue with --resume {run})"
+            ) from None
+        _discard(run, created)
+        raise SystemExit("interrupted before the first step; nothing saved") from None
+    except BaseException:
+        if model is None or model.num_timesteps == 0:
+            _discard(run, created)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        env.close()
+
+
+def _discard(run: Path, created: bool) -> None:
+    """Remove a run directory this start made before anything worth keeping was in it."""
+    if created and not (run / "checkpoint.zip").exists():
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point ``tablegym-train``."""
     try:
-        args = parse_args(argv)
-        start = time.time()
-        summary = train(args, frozenset(_given_flags(sys.argv[1:] if argv is None else argv)))
-    except KeyboardInterrupt:
-        sys.exit(130)
+        args, given = parse_args(argv)
+        args, run, step = prepare_run(args, given)
+        if args.resume and step >= args.timesteps:
+            print(f"{run} is at step {step}, at or past --timesteps {args.timesteps}: done")
+            return
+        summary = train(args, run, step)
     except (ValueError, FileNotFoundError) as err:
         sys.exit(f"error: {err}")
-    print(f"done in {time.time() - start:.0f}s: {json.dumps(summary, indent=2)}")
+    print(f"done: {json.dumps(summary, indent=2)}")
 
 
 if __name__ == "__main__":
