@@ -200,9 +200,9 @@ def test_rllib_agent_refuses_another_game_and_player_count(local_ray, tmp_path):
     assert agent.num_players == 2
     with pytest.raises(ValueError, match="trained for game='updown', not 'kingup'"):
         make_agent(f"rllib:{tmp_path / 'run'}", "kingup")
-    with pytest.raises(ValueError, match="num_players=2, but this game has 3"):
+    with pytest.raises(ValueError, match="trained for num_players 2, but this game has 3"):
         make_agent(f"rllib:{tmp_path / 'run'}", "updown", num_players=3)
-    with pytest.raises(ValueError, match="num_players=2, but this game has 4"):
+    with pytest.raises(ValueError, match="trained for num_players 2, but this game has 4"):
         evaluate("updown", [f"rllib:{tmp_path / 'run'}"] + ["random"] * 3, games=4, seed=0)
     with pytest.raises(FileNotFoundError, match="not found"):
         make_agent(f"rllib:{tmp_path / 'nothing'}", "updown")

@@ -110,7 +110,7 @@ class RLlibAgent(Agent):
             raise ValueError("the action mask allows no action: this agent is not to act")
         if view is not None and self.num_players not in (None, view.config.num_players):
             raise ValueError(
-                f"{self.spec} was trained for num_players={self.num_players}, "
+                f"{self.spec} was trained for num_players {self.num_players}, "
                 f"but this game has {view.config.num_players}"
             )
         probs = self.probabilities(observation, action_mask)
