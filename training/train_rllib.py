@@ -404,7 +404,7 @@ def start_ray(args: Args) -> bool:
 class Run:
     """The files of a run directory and the work between iterations."""
 
-    def __init__(self, args: Args, options: dict[str, Any], algo: Any):
+    def __init__(self, args: Args, options: dict[str, Any], algo: Any, steps: int = 0):
         from torch.utils.tensorboard import SummaryWriter
 
         from training.checkpoints import game_meta
@@ -415,11 +415,7 @@ class Run:
         self.curve: list[dict[str, Any]] = _read_json(self.dir / "curve.json", [])
         self.league = _read_json(self.dir / "league.json", {"next": 0, "from_iteration": []})
         self.tb = SummaryWriter(str(self.dir / "tb"))
-
-    @property
-    def steps(self) -> int:
-        """Env steps sampled over the whole run (all seats' decisions)."""
-        return int(getattr(self, "_steps", 0))
+        self.steps = steps  # env steps sampled over the whole run (all seats' decisions)
 
     def start_league(self) -> None:
         """A new run's past modules are copies of the untrained ``main``."""
@@ -447,7 +443,7 @@ class Run:
         """One progress line and the TensorBoard scalars of an iteration's result."""
         runners = result.get("env_runners", {})
         learner = result.get("learners", {}).get(MAIN, {})
-        self._steps = int(runners.get("num_env_steps_sampled_lifetime", 0))
+        self.steps = int(runners.get("num_env_steps_sampled_lifetime", 0))
         row = {
             "iteration": int(result["training_iteration"]),
             "env_steps": self.steps,
@@ -589,10 +585,9 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
         # A resumed run deals new games: its env runners are seeded past the iterations done.
         algo = build_config(args, options, args.seed + saved.get("iteration", 0)).build_algo()
         try:
-            run = Run(args, options, algo)
+            run = Run(args, options, algo, steps=saved.get("env_steps", 0))
             if args.resume:
                 algo.restore_from_path(str((run_dir / "checkpoint").resolve()))
-                run._steps = saved.get("env_steps", 0)
             else:
                 _write_json(run_dir / "config.json", dataclasses.asdict(args))
                 run.start_league()
