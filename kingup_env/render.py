@@ -14,6 +14,8 @@ from kingup_env.rules import (
     NUM_FLOORS,
     THRONE,
     UNPLACED,
+    VOTED_NO,
+    VOTED_YES,
     Phase,
     State,
     totals,
@@ -27,8 +29,8 @@ if TYPE_CHECKING:
 def to_text(state: State, viewer: int | None = None) -> str:
     """The castle from the throne down, then votes, NO cards and scores.
 
-    ``viewer`` is accepted for the common render interface; King Up shows every seat the
-    same public picture.
+    ``viewer`` (a seat) also sees his favourite card and his own vote while the election is
+    open; ``None`` sees only public information.
     """
     lines = [f"King Up!  round {state.round + 1}/{state.num_rounds}  phase {state.phase.name}"]
     throne = [NAMES[c] for c, f in enumerate(state.floors) if f == THRONE]
@@ -55,7 +57,20 @@ def to_text(state: State, viewer: int | None = None) -> str:
             f" {mark}player_{s}  {state.no_left[s]:>7}  {spent:>8}  "
             f"{state.placements_left[s]:>10}  {tot[s]:>5}"
         )
+    if viewer is not None:
+        lines.append(
+            f"  player_{viewer} favourites: {', '.join(_favourites(state, viewer)) or '-'}"
+        )
+        vote = {VOTED_YES: "YES", VOTED_NO: "NO"}.get(state.votes[viewer])
+        if state.phase is Phase.VOTE and vote:
+            lines.append(f"  player_{viewer} voted {vote} (hidden until all have voted)")
     return "\n".join(lines)
+
+
+def _favourites(state: State, viewer: int) -> list[str]:
+    """Names on ``viewer``'s favourite card; none before the deal and after the game."""
+    card = state.favourites[viewer]
+    return [NAMES[c] for c in FAVOURITE_CARDS[card]] if card >= 0 else []
 
 
 # Floors 0..5 each get their own colour so a candidate's floor reads at a glance.
@@ -71,7 +86,9 @@ def draw(state: State, viewer: int | None = None, ax: Axes | None = None) -> Fig
 
     if ax is None:
         ax = Figure(figsize=(6.8, 5)).subplots()
-    favourites = set(FAVOURITE_CARDS[state.favourites[viewer]]) if viewer is not None else set()
+    # -1 (no card dealt) must not index the last card of the deck.
+    card = state.favourites[viewer] if viewer is not None else -1
+    favourites = set(FAVOURITE_CARDS[card]) if card >= 0 else set()
     rows = [(f, FLOOR_NAMES[f], _FLOOR_COLOURS[f]) for f in range(NUM_FLOORS)]
     crowned = state.phase is Phase.GAME_OVER and state.king >= 0
     rows.append((THRONE, "king" if crowned else "throne", _THRONE_COLOUR))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
-from helpers import random_position
+from helpers import FAST, random_playout, random_position
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")  # no display in tests and CI
@@ -41,3 +42,49 @@ def test_draw_into_given_axes(game):
     axes = fig.subplots(1, 2)
     assert env.rendering.draw(env.game_state, ax=axes[1]) is fig
     assert axes[1].texts and not axes[0].texts
+
+
+# -- viewpoints: a seat's view shows its own hidden cards and nothing hidden from it ---------
+
+# What only the viewer's text may hold, per game (the renderers' private lines).
+PRIVATE = {"kingup": "favourites:", "updown": "Hand of player_", "kdk": "hand:"}
+
+
+def _texts(fig) -> list[str]:
+    return sorted(t.get_text() for ax in fig.axes for t in ax.texts)
+
+
+@pytest.mark.parametrize("game", list(PLAYERS))
+def test_rendered_views_do_not_leak_hidden_information(game):
+    """Resample what a seat cannot see (rules.sample_state): its view must not change, and the
+    public view must not change whoever's view is resampled."""
+    env = env_class(game)(num_players=PLAYERS[game], **FAST.get(game, {}))
+    rules, rendering = env.rules, env.rendering
+    rng = np.random.default_rng(0)
+    checked = 0
+    for step, g in enumerate(random_playout(env, seed=11)):
+        if step % 5:
+            continue
+        state = g.game_state
+        for seat in range(PLAYERS[game]):
+            other = rules.sample_state(state, seat, rng)
+            for viewer in (seat, None):
+                assert rendering.to_text(other, viewer) == rendering.to_text(state, viewer), (
+                    f"{game} step {step}: the view of {viewer} shows what it may not see"
+                )
+            if step % 25 == 0:  # pictures are slower: fewer of them
+                fig_state = rendering.draw(state, viewer=seat)
+                assert _texts(rendering.draw(other, viewer=seat)) == _texts(fig_state)
+            checked += 1
+    assert checked > 20
+
+
+@pytest.mark.parametrize("game", list(PLAYERS))
+def test_a_seat_sees_its_own_hidden_cards(game):
+    env = position(game, 12)
+    state, rendering = env.game_state, env.rendering
+    assert PRIVATE[game] not in rendering.to_text(state)
+    for seat in range(PLAYERS[game]):
+        mine = rendering.to_text(state, viewer=seat).splitlines()
+        private = [line for line in mine if PRIVATE[game] in line]
+        assert private and all(f"player_{seat}" in line for line in private)

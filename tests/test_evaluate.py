@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 from typing import NamedTuple
@@ -311,7 +314,8 @@ def test_cli_rejects_a_bad_option():
     cmd = [sys.executable, str(ROOT / "training" / "evaluate.py"), "--game", "kingup",
            "--agents", "random", "--option", "novalue"]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "KEY=VALUE" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith("error: argument --option")
+    assert "KEY=VALUE" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
 def test_cli_reports_a_bad_spec_in_one_line():
@@ -320,7 +324,7 @@ def test_cli_reports_a_bad_spec_in_one_line():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == (
-        "error: unknown agent spec 'expert'; known specs: random, heuristic, ismcts, "
+        "error: --agents: unknown agent spec 'expert'; known specs: random, heuristic, ismcts, "
         "ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
     )
 
@@ -338,3 +342,130 @@ def test_option_values_read_as_train_and_the_registry_read_them(word):
     assert from_evaluate["level"] == 8 and from_evaluate["deck_mode"] == "own_decks"
     agent = make_agent("ismcts:5,exploration=1.5,time_limit=none,cutoff=end", "kingup")
     assert (agent.exploration, agent.time_limit, agent.cutoff) == (1.5, None, "end")
+
+
+# -- the CLI: bad input, outputs, records, workers ------------------------------------------
+
+EVALUATE = [sys.executable, str(ROOT / "training" / "evaluate.py")]
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*EVALUATE, *args, "--no-progress"], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--games", "0"], "error: --games must be an integer >= 1; got 0"),
+        (["--workers", "0"], "error: --workers must be an integer >= 1; got 0"),
+        (["--seed", "-2"], "error: --seed must be an integer >= 0; got -2"),
+        (["--num-players", "3"], "error: --num-players is 3 but --agents gave 2 specs"),
+        (["--option", "level=3"], "error: --option: level must be one of 8, 9, 10; got 3"),
+        (["--option", "colour=red"], "error: --option: unknown option 'colour'"),
+        (["--games", "many"], "error: argument --games: invalid int value: 'many'"),
+        (["--out", "/sys/tablegym-test/r.json"], "error: --out /sys/tablegym-test/r.json:"),
+        (["--record", "/sys/tablegym-test/games"], "error: --record /sys/tablegym-test/games:"),
+        (["--record", "games.json"], "error: --record games.json: give a directory"),
+    ],
+)
+def test_cli_bad_input_is_one_line_naming_the_option(tmp_path, args, message):
+    proc = run_cli("--game", "kdk", "--agents", "random", "random", *args, cwd=tmp_path)
+    assert proc.returncode in (1, 2)
+    assert proc.stderr.startswith(message) and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stdout == "" and not list(tmp_path.iterdir())  # nothing played or written
+
+
+def test_an_unwritable_out_fails_before_the_tournament(tmp_path):
+    """The old failure: a whole tournament played, then the results lost on writing them."""
+    (tmp_path / "r.csv").mkdir()  # the CSV beside --out cannot be written
+    t0 = time.perf_counter()
+    proc = run_cli("--game", "kdk", "--agents", "heuristic", "random", "--games", "400",
+                   "--out", str(tmp_path / "r.json"))  # fmt: skip
+    assert (
+        proc.returncode == 1 and "error: --out" in proc.stderr and "is a directory" in proc.stderr
+    )
+    assert time.perf_counter() - t0 < 30 and not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("where", ["games", "games.jsonl"])
+def test_cli_records_every_game_and_each_replays(tmp_path, where):
+    from tablegym.records import read_records, replay
+
+    out = tmp_path / where
+    proc = run_cli("--game", "updown", "--agents", "heuristic", "random", "--games", "4",
+                   "--record", str(out), "--out", str(tmp_path / "r.json"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(out.iterdir()) if out.is_dir() else [out]
+    records = [r for f in files for r in read_records(f)]
+    assert len(records) == 4
+    assert {tuple(r["agents"]) for r in records} == {
+        ("heuristic", "random"),
+        ("random", "heuristic"),
+    }
+    for record in records:
+        env = replay(record)
+        assert list(env.rules.scores(env.game_state)) == record["scores"]
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert "actions" not in result["results"][0]  # the logs live in the records
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) child processes of ``pid``, from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid) and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_no_worker_outlives_a_killed_tournament(tmp_path, signal_name):
+    proc = subprocess.Popen(
+        [*EVALUATE, "--game", "kdk", "--agents", "random", "heuristic", "--games", "2000",
+         "--workers", "2", "--no-progress", "--out", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        end = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < end and proc.poll() is None:
+            time.sleep(0.2)
+            # The workers (and multiprocessing's resource tracker) are the children.
+            children = _children(proc.pid)
+            workers = [
+                p for p in children if b"multiproc" in Path(f"/proc/{p}/cmdline").read_bytes()
+            ]
+        assert len(workers) >= 2, "the workers did not start"
+        time.sleep(1.0)  # mid-tournament
+        # Ctrl-C at a terminal signals the whole process group, the workers too; the others
+        # go to the parent alone.
+        kill = os.killpg if signal_name == "SIGINT" else os.kill
+        kill(proc.pid, getattr(signal, signal_name))
+        _, err = proc.communicate(timeout=30)
+        end = time.monotonic() + 5
+        while any(map(_alive, workers)) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not any(map(_alive, workers)), f"workers left after {signal_name}"
+        said = {"SIGTERM": "terminated", "SIGINT": "interrupted"}.get(signal_name)
+        if said:
+            assert err.strip().splitlines() == [
+                f"error: {said}; the tournament was stopped and nothing was written"
+            ]
+        assert not (tmp_path / "r.json").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

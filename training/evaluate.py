@@ -44,6 +44,17 @@ Action logs
 Outputs
     ``--out FILE.json`` writes the result as JSON, ``FILE.csv`` (one row per spec) and
     ``FILE.png`` (win rates with their intervals and the fair share ``1/n``).
+    ``--record DIR`` writes each game as a game record (:mod:`tablegym.records`; agent specs
+    in seat order, so ``tablegym-replay`` can show it) to ``DIR/game_00000.json`` ...;
+    ``--record FILE.jsonl`` writes them all to one JSON-lines file instead.
+    Every output is checked writable before the first game is played.
+
+Command line
+    Every bad input (an unknown spec or option, a bad count, seed or worker number, an output
+    that cannot be written) ends with one line ``error: ...`` naming the option, before any
+    game is played. Worker processes ignore Ctrl-C (the parent stops them), watch their parent
+    and exit when it is gone (even after a ``kill -9``); SIGTERM or Ctrl-C of the parent
+    terminates them and ends with one line.
 
 An agent that returns an action its mask forbids stops the tournament with an
 :class:`IllegalActionError` naming the spec, game, seed, step and action: never replaced.
@@ -52,14 +63,17 @@ An agent that returns an action its mask forbids stops the tournament with an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,8 +90,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.base import GameView  # noqa: E402
+from tablegym.cli import OneLineParser  # noqa: E402
 from tablegym.games import GAMES, check_game, env_class  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
+from tablegym.records import append_record, check_writable, make_record, write_record  # noqa: E402
 from training.registry import make_agent  # noqa: E402
 
 Z95 = 1.959963984540054
@@ -241,13 +257,59 @@ def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, An
     else:
         # spawn: safe even when the parent has imported torch (fork can deadlock its threads).
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            futures = [pool.submit(play_game, job) for job in jobs]
+        pool = ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
+        )
+        finished = False
+        try:
+            # The workers start inside submit; started with Ctrl-C ignored, they cannot be
+            # interrupted while still importing, before _worker_start runs.
+            with _sigint_ignored():
+                futures = [pool.submit(play_game, job) for job in jobs]
             for fut in as_completed(futures):
                 records.append(fut.result())
                 bar.update()
+            finished = True
+        finally:
+            if not finished:
+                _stop_workers(pool)
+            pool.shutdown(wait=finished, cancel_futures=not finished)
     bar.close()
     return sorted(records, key=lambda r: r["index"])
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C in this block (in the main thread; signals belong to it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker: leave Ctrl-C to the parent, and exit as soon as the parent is gone."""
+    # Ctrl-C reaches the whole process group; the parent stops the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    # A killed parent (kill -9) runs no cleanup; its orphans get a new parent process id.
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(1)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers now (a game in progress would otherwise run to its end)."""
+    # The executor has no public way to stop running work; _processes maps pid -> Process.
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:
@@ -463,7 +525,7 @@ def parse_option(text: str) -> tuple[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line; see the module docstring."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="tablegym-evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", required=True, choices=list(GAMES), help="game to play")
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="SPEC",
@@ -476,33 +538,106 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="game option, repeatable (e.g. level=8)")  # fmt: skip
     p.add_argument("--out", type=Path, help="write FILE.json, FILE.csv and FILE.png")
+    p.add_argument("--record", type=Path, metavar="DIR|FILE.jsonl",
+                   help="game records: a file per game in DIR, or one .jsonl file")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
+
+
+def check_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The game options; ValueError naming the option at fault (nothing is played or written)."""
+    options = dict(args.option)
+    if args.num_players is not None:
+        options["num_players"] = args.num_players
+    n = options.setdefault("num_players", len(args.agents))
+    if n != len(args.agents):
+        raise ValueError(
+            f"--num-players is {n} but --agents gave {len(args.agents)} specs; give one per seat"
+        )
+    for name, value, low in (("--games", args.games, 1), ("--workers", args.workers, 1),
+                             ("--seed", args.seed, 0)):  # fmt: skip
+        if value < low:
+            raise ValueError(f"{name} must be an integer >= {low}; got {value}")
+    try:
+        env_class(args.game)(**options)
+    except ValueError as err:
+        raise ValueError(f"--option: {err}") from None
+    for spec in dict.fromkeys(args.agents):
+        try:
+            _make(spec, args.game, options)
+        except (ValueError, FileNotFoundError) as err:
+            raise ValueError(f"--agents: {err}") from None
+    if args.out is not None:
+        for path in (args.out, args.out.with_suffix(".csv"), args.out.with_suffix(".png")):
+            check_writable(path, "--out")
+    if args.record is not None:
+        if args.record.suffix == ".json":  # a directory called x.json is surely a mistake
+            raise ValueError(
+                f"--record {args.record}: give a directory (a file per game) or a .jsonl file"
+            )
+        check_writable(args.record, "--record", directory=args.record.suffix != ".jsonl")
+    return options
+
+
+def write_records(result: dict[str, Any], where: Path) -> Path:
+    """Each game of ``result`` (played with ``keep_actions``) as a record; see ``--record``."""
+    records = [
+        make_record(result["game"], result["options"], r["seed"], r["specs"], r["actions"],
+                    r["scores"], r["winners"])
+        for r in result["results"]
+    ]  # fmt: skip
+    if where.suffix == ".jsonl":
+        tmp = where.with_name(where.name + ".tmp")
+        tmp.write_text("")
+        for record in records:
+            append_record(tmp, record)
+        tmp.replace(where)
+        return where
+    for r, record in zip(result["results"], records):
+        write_record(where / f"game_{r['index']:05d}.json", record)
+    return where
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the CLI; returns the result dict."""
     args = build_parser().parse_args(argv)
-    options = dict(args.option)
-    if args.num_players is not None:
-        options["num_players"] = args.num_players
+    options = check_args(args)
     result = evaluate(
         args.game, args.agents, args.games, args.seed, args.workers, options,
-        progress=not args.no_progress,
+        progress=not args.no_progress, keep_actions=args.record is not None,
     )  # fmt: skip
     print(table(result))
+    if args.record is not None:
+        print(
+            f"wrote {len(result['results'])} game records to {write_records(result, args.record)}"
+        )
+        # The records hold the action logs; the result file stays small without them.
+        kept = [{k: v for k, v in r.items() if k != "actions"} for r in result["results"]]
+        result = {**result, "results": kept}
     if args.out:
         for path in write_outputs(result, args.out):
             print(f"wrote {path}")
     return result
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    # SIGTERM as an exception, so that run_jobs stops its workers on the way out.
+    raise SystemExit(128 + signum)
+
+
 def cli() -> None:
     """Console entry point: bad input ends with one ``error: ...`` line, not a traceback."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         main()
     except (ValueError, FileNotFoundError) as err:
         sys.exit(f"error: {err}")
+    except KeyboardInterrupt:
+        sys.exit("error: interrupted; the tournament was stopped and nothing was written")
+    except SystemExit as stop:
+        if stop.code == 128 + signal.SIGTERM:
+            sys.exit("error: terminated; the tournament was stopped and nothing was written")
+        raise
 
 
 if __name__ == "__main__":
