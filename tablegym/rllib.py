@@ -34,7 +34,8 @@ Options and seeding
     reset continues the env's generator, which is made from ``env_config["seed"]`` plus RLlib's
     worker and vector index (so env runners deal different games), or from fresh entropy.
     RLlib's pre-check resets with ``seed=42`` once: set ``config.debugging(seed=...)`` (as
-    ``train_rllib.py`` does) so that RLlib reseeds each env runner after it.
+    ``train_rllib.py`` does) so that RLlib reseeds each env runner after it; otherwise every
+    runner's env goes on from that same generator state and deals the same first game.
 """
 
 from __future__ import annotations
