@@ -9,12 +9,14 @@ spec               agent
 ``ismcts:N``       the same with N simulations per move
 ``ismcts:N,K=V``   ... and constructor options, e.g. ``ismcts:200,rollout=random``
 ``ppo:PATH``       a trained policy, :func:`training.ppo_agent.load_ppo_agent`
+``rllib:DIR``      an RLlib policy, :func:`training.rllib_agent.load_rllib_agent`
 =================  ==============================================================
 
-``options`` go to the agent's constructor, except for ``ppo:PATH``, where they are the game
-options (``num_players`` ...) that the checkpoint is checked against. ``K=V`` values are read
-by :func:`tablegym.options.parse_value`, as the ``--option`` flags of the CLIs are. The PPO
-loader is imported only when asked for, so a machine without torch builds the other agents.
+``options`` go to the agent's constructor, except for ``ppo:PATH`` and ``rllib:DIR``, where
+they are the game options (``num_players`` ...) that the checkpoint is checked against. ``K=V``
+values are read by :func:`tablegym.options.parse_value`, as the ``--option`` flags of the CLIs
+are. The PPO and RLlib loaders are imported only when asked for, so a machine without torch
+(or Ray) builds the other agents.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ def make_agent(spec: str, game: str, seed: int | None = None, **options: Any) ->
         agent = _make_ismcts(spec, arg, game, seed, options)
     elif kind == "ppo" and arg:
         agent = _make_ppo(arg, game, options)
+    elif kind == "rllib" and arg:
+        from training.rllib_agent import load_rllib_agent  # ray and torch only when asked for
+
+        agent = load_rllib_agent(arg, game=game, options=options)
     else:
         raise ValueError(f"unknown agent spec {spec!r}; known specs: {SPECS}")
     agent.spec = spec
