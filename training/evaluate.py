@@ -169,23 +169,24 @@ def _take_turn(env: Any, agents: list, job: Job, step: int, clock: dict[str, lis
     env.step(int(action))
 
 
-_PPO_CACHE: dict[tuple, Any] = {}
+_POLICY_CACHE: dict[tuple, Any] = {}
+TRAINED = ("ppo:", "rllib:")  # specs of trained policies: loaded once, checked against options
 
 
 def _agent(spec: str, job: Job, seed: int) -> Any:
     """A fresh agent per game (seeded by the game), except trained policies, loaded once."""
-    if not spec.startswith("ppo:"):
+    if not spec.startswith(TRAINED):
         return make_agent(spec, job.game, seed=seed)
     # Loading a network per game would dominate the run; a policy acts on its inputs only.
     key = (spec, job.game, tuple(sorted(job.options.items())))
-    if key not in _PPO_CACHE:
-        _PPO_CACHE[key] = _make(spec, job.game, job.options, seed)
-    return _PPO_CACHE[key]
+    if key not in _POLICY_CACHE:
+        _POLICY_CACHE[key] = _make(spec, job.game, job.options, seed)
+    return _POLICY_CACHE[key]
 
 
 def _make(spec: str, game: str, options: dict[str, Any], seed: int | None = None) -> Any:
     """make_agent, giving a trained policy the game options its checkpoint is checked against."""
-    if spec.startswith("ppo:"):
+    if spec.startswith(TRAINED):
         return make_agent(spec, game, seed=seed, **options)
     return make_agent(spec, game, seed=seed)
 

@@ -34,7 +34,10 @@ from agents.random_agent import RandomAgent
 from tablegym.games import check_game
 from tablegym.options import parse_key_value
 
-SPECS = "random, heuristic, ismcts, ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH"
+SPECS = (
+    "random, heuristic, ismcts, ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH, "
+    "rllib:DIR"
+)
 
 
 def make_agent(spec: str, game: str, seed: int | None = None, **options: Any) -> Agent:
