@@ -530,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", required=True, choices=list(GAMES), help="game to play")
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="SPEC",
-        help="one agent spec per seat: random, heuristic, ismcts:N, ppo:PATH",
+        help="one agent spec per seat: random, heuristic, ismcts:N, ppo:PATH, rllib:DIR",
     )  # fmt: skip
     p.add_argument("--games", type=int, default=100, help="games (rounded up to rotations)")
     p.add_argument("--seed", type=int, default=0, help="seed of the whole tournament")
