@@ -17,13 +17,15 @@ Everything that is the same for every game lives here once: agent names, spaces,
 bookkeeping of the AEC API, dead steps, seeding, the checks of action ids, the action log and
 exact replay, rendering modes and the standard wrappers.
 
-Masks are built once per state and handed out read-only: ``observe`` returns the same array
-for the same state without copying it, and a caller that writes into a mask gets an error
-instead of corrupting the masks of later calls. Copy a mask before changing it.
+Masks are handed out read-only: ``observe`` returns the same array for the same state without
+copying it (states with the same legal actions share one), and a caller that writes into a
+mask gets an error instead of corrupting the masks of later calls. Copy a mask before changing
+it.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from numbers import Integral
 from types import ModuleType
 from typing import Any
@@ -145,9 +147,8 @@ class TableGameEnv(AECEnv):
         cached = self._mask_cache
         if cached is not None and cached[0] is self.game_state:
             return cached[1]
-        mask = np.zeros(self.rules.NUM_ACTIONS, dtype=np.int8)
-        mask[list(self.legal_actions())] = 1
-        self._mask_cache = (self.game_state, _read_only(mask))
+        mask = _mask(self.rules.NUM_ACTIONS, self.legal_actions())
+        self._mask_cache = (self.game_state, mask)
         return mask
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -219,6 +220,15 @@ class TableGameEnv(AECEnv):
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
+
+
+@lru_cache(maxsize=4096)
+def _mask(num_actions: int, legal: tuple[int, ...]) -> np.ndarray:
+    """The read-only mask of ``legal``: masks repeat, and building one costs more than a step of
+    the rules (issue 12); being read-only, one array serves every state and env that has it."""
+    mask = np.zeros(num_actions, dtype=np.int8)
+    mask[list(legal)] = 1
+    return _read_only(mask)
 
 
 def wrap(raw: AECEnv) -> AECEnv:
