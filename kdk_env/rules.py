@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from operator import itemgetter
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -309,7 +309,7 @@ class State(NamedTuple):
 
 
 _FIELDS = State._fields
-_GET_FIELDS = itemgetter(*_FIELDS)  # a dict's values of every field, in field order
+_GET_FIELDS = attrgetter(*_FIELDS)  # a working copy's fields, in field order
 _NESTED = frozenset(("hand", "draw", "played", "slots", "slot_old", "swapped", "recycled", "taken"))
 
 
@@ -322,10 +322,24 @@ class _Work:
     is assigned whole as a tuple. So a step copies only what it changes. ``over`` is set when
     a round end (§3.7 E1–E3) cuts the action short: every procedure that can end the round
     sets it, and its callers stop.
+
+    Speed (issue 12): the fields are slots, filled by one unpacking of the state. Copying the
+    state into an instance dict cost a third of a step, and slots are also read faster.
     """
 
+    __slots__ = (*_FIELDS, "cfg", "n", "rng", "solo_start", "over", "changed")
+
     def __init__(self, s: State, rng: np.random.Generator):
-        self.__dict__.update(zip(_FIELDS, s))
+        (
+            self.config, self.phase, self.to_play, self.round_idx, self.rounds_done,
+            self.opener, self.last_winner, self.hand, self.draw, self.played, self.slots,
+            self.box, self.top, self.top_owner, self.status, self.place, self.finish_order,
+            self.elim_order, self.announced, self.ann_made, self.serves_since, self.laid_since,
+            self.combo_len, self.combo_pts, self.duty, self.reopener, self.queue, self.resume,
+            self.sp_in_round, self.steps, self.topups, self.score, self.last_score,
+            self.firsts, self.combo_sum, self.last_place, self.picks_left, self.slot_old,
+            self.swapped, self.recycled, self.taken, self.lacks,
+        ) = s  # fmt: skip
         self.cfg = s.config
         self.n = s.config.num_players
         self.rng = rng
@@ -335,10 +349,10 @@ class _Work:
 
     def mut(self, name: str) -> list:
         """Field ``name`` as a list, copied on the first call."""
-        d = self.__dict__
-        value = d[name]
+        value = getattr(self, name)
         if type(value) is not list:
-            value = d[name] = list(value)
+            value = list(value)
+            setattr(self, name, value)
             self.changed.add(name)
         return value
 
@@ -352,12 +366,12 @@ class _Work:
 
     def freeze(self) -> State:
         """The next State: every field as now, the changed ones back to tuples."""
-        d = self.__dict__
         for name in self.changed:
-            value = d[name]
+            value = getattr(self, name)
             if type(value) is list:  # else replaced by a tuple since
-                d[name] = tuple(map(tuple, value)) if name in _NESTED else tuple(value)
-        return tuple.__new__(State, _GET_FIELDS(d))
+                value = tuple(map(tuple, value)) if name in _NESTED else tuple(value)
+                setattr(self, name, value)
+        return tuple.__new__(State, _GET_FIELDS(self))
 
 
 def _blank(config: Config) -> State:
