@@ -123,7 +123,9 @@ decision queue, and the bookkeeping of rounds, tie-breaks and the between-round 
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -439,13 +441,13 @@ _BITS = tuple(tuple(b >> f & 1 for f in range(F)) for b in range(1 << F))
 @lru_cache(maxsize=4096)
 def _row(counts: tuple[int, ...]) -> memoryview:
     """13 counts as a float32 row to copy into a vector (cached: rows repeat)."""
-    return memoryview(np.asarray(counts, dtype=np.float32))
+    return memoryview(array("f", counts))  # an array.array is made faster than a numpy one
 
 
 def _draw_row(pile: tuple[int, ...]) -> memoryview:
     """Cards per figure of a draw pile as a float32 row, its order hidden (cached by identity)."""
     # bytes.count scans raw bytes where tuple.count compares objects: several times faster.
-    return _by_id(_DRAW_ROWS, pile, _row(tuple(map(bytes(pile).count, range(F)))))
+    return _by_id(_DRAW_ROWS, pile, memoryview(array("f", map(bytes(pile).count, range(F)))))
 
 
 def _played_rows(played: tuple[tuple[int, ...], ...]) -> tuple[memoryview, memoryview] | None:
@@ -454,8 +456,8 @@ def _played_rows(played: tuple[tuple[int, ...], ...]) -> tuple[memoryview, memor
     rows = None
     if any(row != _NONE for row in played):
         rows = (
-            memoryview(np.array([sum(row) for row in played], dtype=np.float32)),
-            memoryview(np.array(played, dtype=np.float32).ravel()),
+            memoryview(array("f", map(sum, played))),
+            memoryview(array("f", chain.from_iterable(played))),
         )
     return _by_id(_PLAYED_ROWS, played, rows)
 
