@@ -345,7 +345,7 @@ class _Work:
         self.rng = rng
         self.solo_start = False
         self.over = False
-        self.changed: set[str] = set()
+        self.changed: tuple[str, ...] = ()  # the fields made lists; most steps make none
 
     def mut(self, name: str) -> list:
         """Field ``name`` as a list, copied on the first call."""
@@ -353,7 +353,7 @@ class _Work:
         if type(value) is not list:
             value = list(value)
             setattr(self, name, value)
-            self.changed.add(name)
+            self.changed += (name,)
         return value
 
     def row(self, name: str, p: int) -> list:
@@ -512,25 +512,25 @@ def legal_actions(state: State) -> tuple[int, ...]:
     """Sorted action ids open to ``state.to_play``; empty at GAME_OVER."""
     ph = state.phase
     p = state.to_play
-    if ph == _GAME_OVER:
-        return ()
-    if ph == _FINISH:
-        return _finish_options(state, p)
-    if ph == _SP_DECLARE:
-        return (PASS, DECLARE_SP)
-    if ph == _PICKING:
-        return _pick_options(state, p)
-    if ph == _SWAP:
+    if ph > _DUTY:  # FINISH and the phases between rounds (most steps are in WINDOW or DUTY)
+        if ph == _GAME_OVER:
+            return ()
+        if ph == _FINISH:
+            return _finish_options(state, p)
+        if ph == _SP_DECLARE:
+            return (PASS, DECLARE_SP)
+        if ph == _PICKING:
+            return _pick_options(state, p)
         return _swap_options(state, p)
     hand = state.hand[p]
     t = state.top
-    if ph == _OPEN:
+    if ph == _WINDOW:
+        out = [f for f in THROWS_ON[t] if hand[f]]
+    elif ph == _OPEN:
         banned = _banned(state, p)
         out = [f for f in range(NUM_FIGURES) if hand[f] and f not in banned]
     elif ph == _FREE_OPEN:
         out = [f for f in range(NUM_FIGURES) if hand[f]] if state.announced[p] else []
-    elif ph == _WINDOW:
-        out = [f for f in THROWS_ON[t] if hand[f]]
     else:
         banned = _banned(state, p)
         out = [f for f in FITS_ON[t] if hand[f] and (f not in banned or THROW_FIT[f][t])]
@@ -926,18 +926,19 @@ def _advance_window(w: _Work) -> None:
     queue = w.queue
     pause = w.cfg.level == 8 and any(w.announced)
     auto = w.cfg.auto_pass
-    skip = 0
-    for q in queue:
-        if pause and not w.announced[q]:
-            skip += 1
-        elif auto and not _has_throw(w, q):
-            # Public: q holds no hand figure that fits the top (§8.2 auto_pass).
-            w.mut("lacks")[q] |= FIT_BITS[w.top]
-            skip += 1
-        else:
-            break
-    if skip:
-        queue = w.queue = queue[skip:]
+    if pause or auto:
+        skip = 0
+        for q in queue:
+            if pause and not w.announced[q]:
+                skip += 1
+            elif auto and not _has_throw(w, q):
+                # Public: q holds no hand figure that fits the top (§8.2 auto_pass).
+                w.mut("lacks")[q] |= FIT_BITS[w.top]
+                skip += 1
+            else:
+                break
+        if skip:
+            queue = w.queue = queue[skip:]
     if queue:
         w.phase = _WINDOW
         w.to_play = queue[0]
