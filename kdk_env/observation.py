@@ -307,10 +307,12 @@ def encode(state: State, seat: int) -> np.ndarray:
 # (``rules.apply_action`` passes an unchanged part on as the same object): the options, the
 # draw piles and the played piles. Hashing a pile, or the played piles of all seats, would cost
 # about as much as counting it. An entry keeps its object alive, so no other object can take
-# the id while the entry lives; the oldest entry goes first when a cache is full.
+# the id while the entry lives; the oldest entry goes first when a cache is full. Rows are
+# array.array objects, not numpy arrays or views: every object that outlives a step lengthens
+# the garbage collector's later passes, and a cache should add as few as it can.
 _BY_ID_SIZE = 1024
 _BY_CONFIG: dict[int, tuple[Config, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-_DRAW_ROWS: dict[int, tuple[tuple[int, ...], memoryview]] = {}
+_DRAW_ROWS: dict[int, tuple[tuple[int, ...], array]] = {}
 _PLAYED_ROWS: dict[int, tuple[tuple[tuple[int, ...], ...], Any]] = {}
 
 
@@ -366,7 +368,9 @@ def _write(m: memoryview, s: State, seat: int) -> None:
     rows, copied in whole; zeros are not written.
     """
     n = s.config.num_players
-    m[_HAND : _HAND + F] = _row(s.hand[seat])
+    # The own hand is new on most steps: a cached row would mostly be one more object that
+    # outlives the step and so one more for every later collection of the garbage collector.
+    m[_HAND : _HAND + F] = array("f", s.hand[seat])
     pile = s.draw[seat]
     hit = _DRAW_ROWS.get(id(pile))
     m[_OWN_DRAW : _OWN_DRAW + F] = _draw_row(pile) if hit is None else hit[1]
@@ -381,6 +385,7 @@ def _write(m: memoryview, s: State, seat: int) -> None:
         m[_PLAYED + F * k : _PLAYED + F * n] = rows[:fs]
     hand, draw, status = s.hand, s.draw, s.status
     combo_len, score, last_score, ann_made = s.combo_len, s.score, s.last_score, s.ann_made
+    announced, serves_since, laid_since = s.announced, s.serves_since, s.laid_since
     place, picks_left, recycled, taken, lacks = s.place, s.picks_left, s.recycled, s.taken, s.lacks
     slots = s.slots
     for r, q in enumerate(CLOCKWISE[n][seat]):
@@ -397,9 +402,9 @@ def _write(m: memoryview, s: State, seat: int) -> None:
             m[_LAST_SCORE + r] = last_score[q]
         if ann_made[q]:  # the announcement fields are 0 for a player who has not announced
             m[_ANN_MADE + r] = 1
-            m[_ANNOUNCED + r] = s.announced[q]
-            m[_SERVES_SINCE + r] = s.serves_since[q]
-            m[_LAID_SINCE + r] = s.laid_since[q]
+            m[_ANNOUNCED + r] = announced[q]
+            m[_SERVES_SINCE + r] = serves_since[q]
+            m[_LAID_SINCE + r] = laid_since[q]
         if place[q]:
             m[_PLACE + r] = place[q]
         if picks_left[q]:
@@ -439,26 +444,23 @@ _BITS = tuple(tuple(b >> f & 1 for f in range(F)) for b in range(1 << F))
 
 
 @lru_cache(maxsize=4096)
-def _row(counts: tuple[int, ...]) -> memoryview:
+def _row(counts: tuple[int, ...]) -> array:
     """13 counts as a float32 row to copy into a vector (cached: rows repeat)."""
-    return memoryview(array("f", counts))  # an array.array is made faster than a numpy one
+    return array("f", counts)  # made faster than a numpy array, one object for the GC
 
 
-def _draw_row(pile: tuple[int, ...]) -> memoryview:
+def _draw_row(pile: tuple[int, ...]) -> array:
     """Cards per figure of a draw pile as a float32 row, its order hidden (cached by identity)."""
     # bytes.count scans raw bytes where tuple.count compares objects: several times faster.
-    return _by_id(_DRAW_ROWS, pile, memoryview(array("f", map(bytes(pile).count, range(F)))))
+    return _by_id(_DRAW_ROWS, pile, array("f", map(bytes(pile).count, range(F))))
 
 
-def _played_rows(played: tuple[tuple[int, ...], ...]) -> tuple[memoryview, memoryview] | None:
+def _played_rows(played: tuple[tuple[int, ...], ...]) -> tuple[array, array] | None:
     """Played-pile sizes and rows by absolute seat as float32, None while every pile is empty
     (cached by identity)."""
     rows = None
     if any(row != _NONE for row in played):
-        rows = (
-            memoryview(array("f", map(sum, played))),
-            memoryview(array("f", chain.from_iterable(played))),
-        )
+        rows = array("f", map(sum, played)), array("f", chain.from_iterable(played))
     return _by_id(_PLAYED_ROWS, played, rows)
 
 
