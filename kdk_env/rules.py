@@ -544,12 +544,13 @@ def legal_actions(state: State) -> tuple[int, ...]:
         if ph == _DUTY and _weiter_ok(state, p):
             out.append(WEITER)
     nhand = sum(hand)
-    if _announce_ok(state, p, nhand):
+    if state.announced[p]:  # ABORT and TOP_UP need an active announcement, ANNOUNCE_N none
+        if _abort_ok(state, p):
+            out.append(ABORT)
+        if _topup_ok(state, p, nhand):
+            out.append(TOP_UP)
+    elif _announce_ok(state, p, nhand):
         out.extend(ANNOUNCE_IDS)
-    if _abort_ok(state, p):
-        out.append(ABORT)
-    if _topup_ok(state, p, nhand):
-        out.append(TOP_UP)
     if slots != _NO_SLOTS:
         out.extend(TAKE_SLOT + k for k, f in enumerate(slots) if f >= 0)
     return tuple(out)
