@@ -319,7 +319,7 @@ _PLAYED_ROWS: dict[int, tuple[tuple[tuple[int, ...], ...], Any]] = {}
 def _by_id(cache: dict[int, tuple[Any, Any]], obj: Any, value: Any) -> Any:
     """Store ``value`` for ``obj`` by identity (keeping ``obj`` alive); returns ``value``."""
     if len(cache) >= _BY_ID_SIZE:
-        del cache[next(iter(cache))]  # dicts keep insertion order: the oldest entry
+        cache.pop(next(iter(cache)), None)  # the oldest entry (dicts keep insertion order)
     cache[id(obj)] = (obj, value)
     return value
 
