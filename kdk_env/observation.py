@@ -123,7 +123,9 @@ decision queue, and the bookkeeping of rounds, tie-breaks and the between-round 
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -292,13 +294,41 @@ def _state_affine(config: Config) -> tuple[np.ndarray, np.ndarray]:
 
 def encode(state: State, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information plus its own hand and draw pile."""
-    cfg = state.config
-    vec = _start(cfg.num_players, cfg.level, cfg.num_rounds, cfg.deck_mode, cfg.auto_pass).copy()
+    hit = _BY_CONFIG.get(id(state.config))
+    start, scale, shift = _of_config(state.config) if hit is None else hit[1]
+    vec = start.copy()
     _write(memoryview(vec), state, seat)
-    scale, shift = _affine(cfg.num_players, cfg.num_rounds, cfg.deck_mode)
     vec *= scale  # one affine map from raw values, as LAYOUT.scale does
     vec += shift
     return vec
+
+
+# Speed (issue 12): what changes on few steps is cached by the identity of the state's parts
+# (``rules.apply_action`` passes an unchanged part on as the same object): the options, the
+# draw piles and the played piles. Hashing a pile, or the played piles of all seats, would cost
+# about as much as counting it. An entry keeps its object alive, so no other object can take
+# the id while the entry lives; the oldest entry goes first when a cache is full. Rows are
+# array.array objects, not numpy arrays or views: every object that outlives a step lengthens
+# the garbage collector's later passes, and a cache should add as few as it can.
+_BY_ID_SIZE = 1024
+_BY_CONFIG: dict[int, tuple[Config, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+_DRAW_ROWS: dict[int, tuple[tuple[int, ...], array]] = {}
+_PLAYED_ROWS: dict[int, tuple[tuple[tuple[int, ...], ...], Any]] = {}
+
+
+def _by_id(cache: dict[int, tuple[Any, Any]], obj: Any, value: Any) -> Any:
+    """Store ``value`` for ``obj`` by identity (keeping ``obj`` alive); returns ``value``."""
+    if len(cache) >= _BY_ID_SIZE:
+        cache.pop(next(iter(cache)), None)  # the oldest entry (dicts keep insertion order)
+    cache[id(obj)] = (obj, value)
+    return value
+
+
+def _of_config(cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The start vector and the affine map ``(scale, shift)`` of a game (cached by identity)."""
+    start = _start(cfg.num_players, cfg.level, cfg.num_rounds, cfg.deck_mode, cfg.auto_pass)
+    scale, shift = _affine(cfg.num_players, cfg.num_rounds, cfg.deck_mode)
+    return _by_id(_BY_CONFIG, cfg, (start, scale, shift))
 
 
 @lru_cache(maxsize=64)
@@ -325,23 +355,37 @@ _PLACE, _ANNOUNCED, _ANN_MADE = AT["place"], AT["announced"], AT["ann_made"]
 _COMBO_LEN, _SERVES_SINCE, _LAID_SINCE = AT["combo_len"], AT["serves_since"], AT["laid_since"]
 _PICKS_LEFT, _SCORE, _LAST_SCORE = AT["picks_left"], AT["score"], AT["last_round_score"]
 _TOP_OWNER, _DUTY, _REOPENER, _TO_PLAY = AT["top_owner"], AT["duty"], AT["reopener"], AT["to_play"]
-_BOX, _TOP = AT["box"], AT["top"]
+_BOX, _TOP, _HAND, _OWN_DRAW = AT["box"], AT["top"], AT["hand"], AT["own_draw"]
+_PHASE, _TOPUPS, _ROUND, _SOLO = AT["phase"], AT["topups"], AT["round"], AT["solo"]
+_FINISH = Phase.FINISH  # the last phase played within a round
 
 
 def _write(m: memoryview, s: State, seat: int) -> None:
     """Raw values of ``LAYOUT`` for ``seat`` into the start vector behind ``m`` (``_start``).
 
     Written element by element through a memoryview: every numpy call on a small piece would
-    cost more than the Python work around it. Per-figure counts come from a cache of float32
+    cost more than the Python work around it. Per-figure counts come from caches of float32
     rows, copied in whole; zeros are not written.
     """
-    cfg = s.config
-    n = cfg.num_players
-    at = AT
-    m[at["hand"] : at["hand"] + F] = _row(s.hand[seat])
-    m[at["own_draw"] : at["own_draw"] + F] = _row(_composition(s.draw[seat]))
-    hand, draw, played, status = s.hand, s.draw, s.played, s.status
+    n = s.config.num_players
+    # The own hand is new on most steps: a cached row would mostly be one more object that
+    # outlives the step and so one more for every later collection of the garbage collector.
+    m[_HAND : _HAND + F] = array("f", s.hand[seat])
+    pile = s.draw[seat]
+    hit = _DRAW_ROWS.get(id(pile))
+    m[_OWN_DRAW : _OWN_DRAW + F] = _draw_row(pile) if hit is None else hit[1]
+    hit = _PLAYED_ROWS.get(id(s.played))
+    played = _played_rows(s.played) if hit is None else hit[1]
+    if played is not None:  # rows by absolute seat, rotated: the observer's first
+        counts, rows = played
+        k, fs = n - seat, F * seat
+        m[_PLAYED_COUNT : _PLAYED_COUNT + k] = counts[seat:]
+        m[_PLAYED_COUNT + k : _PLAYED_COUNT + n] = counts[:seat]
+        m[_PLAYED : _PLAYED + F * k] = rows[fs:]
+        m[_PLAYED + F * k : _PLAYED + F * n] = rows[:fs]
+    hand, draw, status = s.hand, s.draw, s.status
     combo_len, score, last_score, ann_made = s.combo_len, s.score, s.last_score, s.ann_made
+    announced, serves_since, laid_since = s.announced, s.serves_since, s.laid_since
     place, picks_left, recycled, taken, lacks = s.place, s.picks_left, s.recycled, s.taken, s.lacks
     slots = s.slots
     for r, q in enumerate(CLOCKWISE[n][seat]):
@@ -350,10 +394,6 @@ def _write(m: memoryview, s: State, seat: int) -> None:
             m[_STATUS + 3 * r + status[q]] = 1
         m[_HAND_COUNT + r] = sum(hand[q])
         m[_DRAW_COUNT + r] = len(draw[q])
-        fr = F * r
-        if played[q] != _NONE:
-            m[_PLAYED_COUNT + r] = sum(played[q])
-            m[_PLAYED + fr : _PLAYED + fr + F] = _row(played[q])
         if combo_len[q]:
             m[_COMBO_LEN + r] = combo_len[q] if combo_len[q] < COMBO_CLIP else COMBO_CLIP
         if score[q]:
@@ -362,13 +402,14 @@ def _write(m: memoryview, s: State, seat: int) -> None:
             m[_LAST_SCORE + r] = last_score[q]
         if ann_made[q]:  # the announcement fields are 0 for a player who has not announced
             m[_ANN_MADE + r] = 1
-            m[_ANNOUNCED + r] = s.announced[q]
-            m[_SERVES_SINCE + r] = s.serves_since[q]
-            m[_LAID_SINCE + r] = s.laid_since[q]
+            m[_ANNOUNCED + r] = announced[q]
+            m[_SERVES_SINCE + r] = serves_since[q]
+            m[_LAID_SINCE + r] = laid_since[q]
         if place[q]:
             m[_PLACE + r] = place[q]
         if picks_left[q]:
             m[_PICKS_LEFT + r] = picks_left[q]
+        fr = F * r
         if recycled[q] != _NONE:
             m[_RECYCLED + fr : _RECYCLED + fr + F] = _row(recycled[q])
         if taken[q] != _NONE:
@@ -379,9 +420,12 @@ def _write(m: memoryview, s: State, seat: int) -> None:
             for k, f in enumerate(slots[q]):
                 if f >= 0:
                     m[_SLOTS + F * (NUM_SLOTS * r + k) + f] = 1
-    for a, q in ((_TOP_OWNER, s.top_owner), (_DUTY, s.duty), (_REOPENER, s.reopener)):
-        if q >= 0:
-            m[a + (q - seat) % n] = 1
+    if s.top_owner >= 0:
+        m[_TOP_OWNER + (s.top_owner - seat) % n] = 1
+    if s.duty >= 0:
+        m[_DUTY + (s.duty - seat) % n] = 1
+    if s.reopener >= 0:
+        m[_REOPENER + (s.reopener - seat) % n] = 1
     if s.to_play >= 0:
         m[_TO_PLAY + (s.to_play - seat) % n] = 1
     for owner, f, _ in s.box:
@@ -389,10 +433,10 @@ def _write(m: memoryview, s: State, seat: int) -> None:
         m[i] = m[i] + 1
     if s.top >= 0:
         m[_TOP + s.top] = 1
-    m[at["phase"] + s.phase] = 1
-    m[at["topups"]] = s.topups
-    m[at["round"]] = s.round_idx
-    m[at["solo"]] = s.phase <= Phase.FINISH and status.count(0) == 1
+    m[_PHASE + s.phase] = 1
+    m[_TOPUPS] = s.topups
+    m[_ROUND] = s.round_idx
+    m[_SOLO] = s.phase <= _FINISH and status.count(0) == 1
 
 
 _NONE = (0,) * F
@@ -400,19 +444,24 @@ _BITS = tuple(tuple(b >> f & 1 for f in range(F)) for b in range(1 << F))
 
 
 @lru_cache(maxsize=4096)
-def _row(counts: tuple[int, ...]) -> memoryview:
+def _row(counts: tuple[int, ...]) -> array:
     """13 counts as a float32 row to copy into a vector (cached: rows repeat)."""
-    return memoryview(np.asarray(counts, dtype=np.float32))
+    return array("f", counts)  # made faster than a numpy array, one object for the GC
 
 
-@lru_cache(maxsize=1024)
-def _composition(pile: tuple[int, ...]) -> tuple[int, ...]:
-    """Cards per figure of a draw pile.
+def _draw_row(pile: tuple[int, ...]) -> array:
+    """Cards per figure of a draw pile as a float32 row, its order hidden (cached by identity)."""
+    # bytes.count scans raw bytes where tuple.count compares objects: several times faster.
+    return _by_id(_DRAW_ROWS, pile, array("f", map(bytes(pile).count, range(F))))
 
-    Cached: a pile changes only when its owner draws. ``bytes.count`` scans raw bytes where
-    ``tuple.count`` compares objects: several times faster on a 135-card pile.
-    """
-    return tuple(map(bytes(pile).count, range(F)))
+
+def _played_rows(played: tuple[tuple[int, ...], ...]) -> tuple[array, array] | None:
+    """Played-pile sizes and rows by absolute seat as float32, None while every pile is empty
+    (cached by identity)."""
+    rows = None
+    if any(row != _NONE for row in played):
+        rows = array("f", map(sum, played)), array("f", chain.from_iterable(played))
+    return _by_id(_PLAYED_ROWS, played, rows)
 
 
 def encode_state(state: State) -> np.ndarray:
@@ -428,7 +477,7 @@ def encode_state(state: State) -> np.ndarray:
     for q in range(cfg.num_players):
         m[st["hands"] + F * q : st["hands"] + F * q + F] = _row(state.hand[q])
         pile = state.draw[q]
-        m[st["draw_comp"] + F * q : st["draw_comp"] + F * q + F] = _row(_composition(pile))
+        m[st["draw_comp"] + F * q : st["draw_comp"] + F * q + F] = _draw_row(pile)
         at_pile = st["draw_order"] + MAX_PILE * q
         for i, f in enumerate(reversed(pile)):
             m[at_pile + i] = f + 1

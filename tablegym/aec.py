@@ -17,13 +17,15 @@ Everything that is the same for every game lives here once: agent names, spaces,
 bookkeeping of the AEC API, dead steps, seeding, the checks of action ids, the action log and
 exact replay, rendering modes and the standard wrappers.
 
-Masks are built once per state and handed out read-only: ``observe`` returns the same array
-for the same state without copying it, and a caller that writes into a mask gets an error
-instead of corrupting the masks of later calls. Copy a mask before changing it.
+Masks are handed out read-only: ``observe`` returns the same array for the same state without
+copying it (states with the same legal actions share one), and a caller that writes into a
+mask gets an error instead of corrupting the masks of later calls. Copy a mask before changing
+it.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from numbers import Integral
 from types import ModuleType
 from typing import Any
@@ -101,15 +103,17 @@ class TableGameEnv(AECEnv):
 
     def step(self, action: int | None) -> None:
         """Play ``action`` (an int action id, numpy's too) for the agent to act."""
-        self._check_reset("step()")
+        before = self.game_state
+        if before is None:
+            raise _not_reset("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"{agent} must act: None is only for finished agents")
-        action = self._action_id(action)
-        before = self.game_state
+        if type(action) is not int or not 0 <= action < self.rules.NUM_ACTIONS:
+            action = self._action_id(action)  # converts other integers, refuses the rest
         after = self.rules.apply_action(before, action, self._rng)
         self.game_state = after
         self.action_log.append(action)
@@ -135,33 +139,43 @@ class TableGameEnv(AECEnv):
 
     def legal_actions(self) -> tuple[int, ...]:
         """Legal action ids of the agent to act (empty once the game is over)."""
-        self._check_reset("legal_actions()")
-        if self.rules.is_terminal(self.game_state):
+        state = self.game_state
+        if state is None:
+            raise _not_reset("legal_actions()")
+        if self.rules.is_terminal(state):
             return ()
-        return self.rules.legal_actions(self.game_state)
+        return self.rules.legal_actions(state)
 
     def action_mask(self) -> np.ndarray:
         """Read-only int8 mask of the legal actions of the agent to act."""
         cached = self._mask_cache
         if cached is not None and cached[0] is self.game_state:
             return cached[1]
-        mask = np.zeros(self.rules.NUM_ACTIONS, dtype=np.int8)
-        mask[list(self.legal_actions())] = 1
-        self._mask_cache = (self.game_state, _read_only(mask))
+        mask = _mask(self.rules.NUM_ACTIONS, self.legal_actions())
+        self._mask_cache = (self.game_state, mask)
         return mask
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation vector and its (read-only) action mask."""
-        self._check_reset("observe()")
-        seat = self.agent_name_mapping[agent]
-        obs = self.observation.encode(self.game_state, seat)
+        state = self.game_state
+        if state is None:
+            raise _not_reset("observe()")
+        obs = self.observation.encode(state, self.agent_name_mapping[agent])
         acting = agent == self.agent_selection and not self.terminations.get(agent, True)
         return {"observation": obs, "action_mask": self.action_mask() if acting else self._no_mask}
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The agent to act: its observation, reward so far, end flags and info."""
-        self._check_reset("last()")
-        return super().last(observe)
+        if self.game_state is None:
+            raise _not_reset("last()")
+        agent = self.agent_selection  # AECEnv.last, one call less on the hot path
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def state(self) -> np.ndarray:
         """The whole game as a vector, hidden information included (see ``STATE_LAYOUT``)."""
@@ -186,7 +200,7 @@ class TableGameEnv(AECEnv):
     # -- checks -----------------------------------------------------------------------------
     def _check_reset(self, what: str) -> None:
         if self.game_state is None:
-            raise RuntimeError(f"call reset() before {what}: no game has been started")
+            raise _not_reset(what)
 
     def _action_id(self, action: Any) -> int:
         """``action`` as a plain int id; ValueError naming the allowed ids otherwise."""
@@ -216,9 +230,22 @@ class TableGameEnv(AECEnv):
         return game
 
 
+def _not_reset(what: str) -> RuntimeError:
+    return RuntimeError(f"call reset() before {what}: no game has been started")
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
+
+
+@lru_cache(maxsize=4096)
+def _mask(num_actions: int, legal: tuple[int, ...]) -> np.ndarray:
+    """The read-only mask of ``legal``: masks repeat, and building one costs more than a step of
+    the rules (issue 12); being read-only, one array serves every state and env that has it."""
+    mask = np.zeros(num_actions, dtype=np.int8)
+    mask[list(legal)] = 1
+    return _read_only(mask)
 
 
 def wrap(raw: AECEnv) -> AECEnv:
