@@ -35,9 +35,9 @@ columns  name                width  content (``rules.State`` field)
 96–121   ``DECK``            26     the shuffled deck; ``DECK[DECK_TOP:]`` is undealt (``deck``)
 =======  ==================  =====  ================================================
 
-Kernels: per-row ``@njit`` functions, and batch loops over rows that run serially below
-``PARALLEL_FROM`` rows and with ``prange`` from there (a parallel region costs microseconds,
-more than a small batch takes).
+Kernels: per-row ``@njit`` functions, and batch loops over rows; ``step``, ``observe`` and
+``random_play`` run serially below ``PARALLEL_FROM`` rows and with ``prange`` from there (a
+parallel region costs microseconds, more than a small batch takes).
 """
 
 from __future__ import annotations
@@ -560,23 +560,9 @@ def _deal_serial(states, rngs, consts):
     _deal_rows(0, states.shape[0], states, rngs, consts)
 
 
-@njit(cache=True, parallel=True)
-def _deal_parallel(states, rngs, consts):
-    size = states.shape[0]
-    for k in prange((size + CHUNK - 1) // CHUNK):
-        _deal_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, rngs, consts)
-
-
 @njit(cache=True)
 def _refresh_serial(states, consts, obs, mask, seat):
     _refresh_rows(0, states.shape[0], states, consts, obs, mask, seat)
-
-
-@njit(cache=True, parallel=True)
-def _refresh_parallel(states, consts, obs, mask, seat):
-    size = states.shape[0]
-    for k in prange((size + CHUNK - 1) // CHUNK):
-        _refresh_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, consts, obs, mask, seat)
 
 
 @njit(cache=True)
@@ -624,15 +610,17 @@ def _parallel(states: np.ndarray) -> bool:
 
 
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:
-    """Deal a new game in every row."""
-    (_deal_parallel if _parallel(states) else _deal_serial)(states, rngs, consts)
+    """Deal a new game in every row (serial: it runs once per reset, and a parallel twin is
+    more compile time than it saves)."""
+    _deal_serial(states, rngs, consts)
 
 
 def refresh(
     states: np.ndarray, consts: tuple, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray
 ) -> None:
-    """Write every row's observation of the seat to act, its legal-action mask and that seat."""
-    (_refresh_parallel if _parallel(states) else _refresh_serial)(states, consts, obs, mask, seat)
+    """Write every row's observation of the seat to act, its legal-action mask and that seat
+    (serial: after a reset or a set_state only; step refreshes the rows it steps)."""
+    _refresh_serial(states, consts, obs, mask, seat)
 
 
 def step(
