@@ -130,6 +130,7 @@ if _fingerprint() != FINGERPRINT:
         "set FINGERPRINT"
     )
 
+NUM_POSITIONS = ELIMINATED - UNPLACED + 1  # unplaced, floors 0..5, throne, eliminated
 CHUNK = 16  # rows per prange piece
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
 
@@ -240,41 +241,50 @@ def _deal_row(st, rngs, i, n, no_cards, placements):
 
 
 @njit(cache=True)
-def _legal(st, n, out, count):
+def _legal(st, n, out, scratch):
     """Write the sorted legal action ids of the seat to act into ``out``; return how many.
 
-    ``count`` is scratch space for the candidates per floor (at least 6 entries).
+    ``scratch`` holds ``2 * NUM_POSITIONS`` ints: candidates per position, then whether a
+    candidate there may climb. Ids are written unconditionally and kept by advancing ``k`` by
+    a 0/1 flag: random play makes the branches unpredictable, and this is half its step.
     """
     phase = st[PHASE]
-    k = 0
-    if phase == PLACE_PHASE or phase == CLIMB_PHASE:
-        for f in range(R.NUM_FLOORS):
-            count[f] = 0
-        for c in range(C):
-            f = st[FLOORS + c]
-            if 0 <= f < R.NUM_FLOORS:
-                count[f] += 1
-        if phase == PLACE_PHASE:
-            # Placement: an unplaced candidate onto floor 1..4 holding fewer than 4.
-            for c in range(C):
-                if st[FLOORS + c] == UNPLACED:
-                    for f in range(1, 5):
-                        if count[f] < CAPACITY:
-                            out[k] = 4 * c + f - 1
-                            k += 1
-        else:
-            # Climbing: up one floor into a floor with room; from floor 5 onto the empty throne.
-            for c in range(C):
-                f = st[FLOORS + c]
-                if 0 <= f < TOP_FLOOR and count[f + 1] < CAPACITY or f == TOP_FLOOR:
-                    out[k] = CLIMB + c
-                    k += 1
-    elif phase == VOTE_PHASE:
+    if phase == VOTE_PHASE:
         out[0] = YES
-        k = 1
-        if st[NO_LEFT + st[TO_PLAY]] > 0:  # NO only while holding a NO card
-            out[1] = NO
-            k = 2
+        out[1] = NO
+        return 2 if st[NO_LEFT + st[TO_PLAY]] > 0 else 1  # NO only while holding a NO card
+    if phase == OVER_PHASE:
+        return 0
+    for j in range(2 * NUM_POSITIONS):
+        scratch[j] = 0
+    for c in range(C):
+        scratch[st[FLOORS + c] - UNPLACED] += 1
+    k = 0
+    if phase == PLACE_PHASE:
+        # Placement: an unplaced candidate onto floor 1..4 holding fewer than 4.
+        r1 = scratch[1 - UNPLACED] < CAPACITY
+        r2 = scratch[2 - UNPLACED] < CAPACITY
+        r3 = scratch[3 - UNPLACED] < CAPACITY
+        r4 = scratch[4 - UNPLACED] < CAPACITY
+        for c in range(C):
+            u = st[FLOORS + c] == UNPLACED
+            out[k] = 4 * c
+            k += u & r1
+            out[k] = 4 * c + 1
+            k += u & r2
+            out[k] = 4 * c + 2
+            k += u & r3
+            out[k] = 4 * c + 3
+            k += u & r4
+        return k
+    # Climbing: up one floor into a floor with room; from floor 5 onto the empty throne.
+    room = NUM_POSITIONS - UNPLACED  # scratch[room + position]: may a candidate there climb
+    for f in range(TOP_FLOOR):
+        scratch[room + f] = scratch[f + 1 - UNPLACED] < CAPACITY
+    scratch[room + TOP_FLOOR] = 1
+    for c in range(C):
+        out[k] = CLIMB + c
+        k += scratch[room + st[FLOORS + c]]
     return k
 
 
@@ -477,11 +487,11 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
 
 
 @njit(cache=True)
-def _mask_row(st, n, legal, count, mask):
-    """The legal-action mask of the seat to act (``legal``, ``count``: scratch for _legal)."""
+def _mask_row(st, n, legal, scratch, mask):
+    """The legal-action mask of the seat to act (``legal``, ``scratch``: scratch for _legal)."""
     for j in range(NUM_ACTIONS):
         mask[j] = False
-    k = _legal(st, n, legal, count)
+    k = _legal(st, n, legal, scratch)
     for j in range(k):
         mask[legal[j]] = True
 
@@ -503,11 +513,11 @@ def _deal_rows(lo, hi, states, rngs, consts):
 def _refresh_rows(lo, hi, states, consts, obs, mask, seat):
     n, num_rounds, _, _, _, scale, shift, base = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
         st = states[i]
         seat[i] = st[TO_PLAY]
-        _mask_row(st, n, legal, count, mask[i])
+        _mask_row(st, n, legal, scratch, mask[i])
         _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
 
 
@@ -516,7 +526,7 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
     """Step games lo..hi-1, redeal those that ended, then write what their next players see."""
     n, num_rounds, reward, no_cards, placements, scale, shift, base = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
         st = states[i]
         before = st[ROUNDS_DONE]
@@ -526,7 +536,7 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
             done[i] = True
             _deal_row(st, rngs, i, n, no_cards, placements)
         seat[i] = st[TO_PLAY]
-        _mask_row(st, n, legal, count, mask[i])
+        _mask_row(st, n, legal, scratch, mask[i])
         _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
 
 
@@ -542,12 +552,12 @@ def _random_rows(lo, hi, states, rngs, consts, num_steps):
     """``num_steps`` uniformly random legal actions in games lo..hi-1, redealing finished ones."""
     n, num_rounds, reward, no_cards, placements = consts[:5]
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     out = np.zeros(P, dtype=np.float32)
     for i in range(lo, hi):
         st = states[i]
         for _ in range(num_steps):
-            k = _legal(st, n, legal, count)
+            k = _legal(st, n, legal, scratch)
             before = st[ROUNDS_DONE]
             over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
             _rewards_row(st, before, n, reward, out)
