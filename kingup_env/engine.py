@@ -150,6 +150,9 @@ def setup(config: Any) -> tuple:
     base = np.zeros(OBS_SIZE, dtype=np.float32)
     base *= scale
     base += shift
+    # Where that is not +0.0 (here only num_rounds, whose raw range starts at 1): a row is
+    # zeroed and then these are written, cheaper than copying the whole of ``base``.
+    base_at = np.flatnonzero(base.view(np.uint32)).astype(np.int64)
     return (
         np.int64(n),
         np.int64(config.num_rounds),
@@ -159,6 +162,7 @@ def setup(config: Any) -> tuple:
         scale,
         shift,
         base,
+        base_at,
     )
 
 
@@ -436,9 +440,13 @@ def _put(obs, j, raw, scale, shift):
 
 
 @njit(cache=True)
-def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
+def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, obs):
     """observation.encode(state, seat): raw values by field, then the layout's affine map."""
-    for j in range(OBS_SIZE):  # an explicit loop: numba's slice assignment is 5x slower
+    # The stored value of raw 0 everywhere: zero the row, then the few entries where that
+    # is not +0.0 (explicit loops: numba's slice assignment is 5x slower).
+    for j in range(OBS_SIZE):
+        obs[j] = 0.0
+    for j in base_at:
         obs[j] = base[j]
     for c in range(C):
         _put(obs, O_CASTLE + 9 * c + st[FLOORS + c], 1, scale, shift)
@@ -511,20 +519,20 @@ def _deal_rows(lo, hi, states, rngs, consts):
 
 @njit(cache=True)
 def _refresh_rows(lo, hi, states, consts, obs, mask, seat):
-    n, num_rounds, _, _, _, scale, shift, base = consts
+    n, num_rounds, _, _, _, scale, shift, base, base_at = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
         st = states[i]
         seat[i] = st[TO_PLAY]
         _mask_row(st, n, legal, scratch, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, obs[i])
 
 
 @njit(cache=True)
 def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, done):
     """Step games lo..hi-1, redeal those that ended, then write what their next players see."""
-    n, num_rounds, reward, no_cards, placements, scale, shift, base = consts
+    n, num_rounds, reward, no_cards, placements, scale, shift, base, base_at = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
@@ -537,14 +545,14 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
             _deal_row(st, rngs, i, n, no_cards, placements)
         seat[i] = st[TO_PLAY]
         _mask_row(st, n, legal, scratch, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, obs[i])
 
 
 @njit(cache=True)
 def _observe_rows(lo, hi, states, consts, seats, obs):
-    n, num_rounds, _, _, _, scale, shift, base = consts
+    n, num_rounds, _, _, _, scale, shift, base, base_at = consts
     for i in range(lo, hi):
-        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, obs[i])
+        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, base_at, obs[i])
 
 
 @njit(cache=True)
