@@ -35,9 +35,9 @@ columns  name                width  content (``rules.State`` field)
 96–121   ``DECK``            26     the shuffled deck; ``DECK[DECK_TOP:]`` is undealt (``deck``)
 =======  ==================  =====  ================================================
 
-Kernels: per-row ``@njit`` functions, and batch loops over rows that run serially below
-``PARALLEL_FROM`` rows and with ``prange`` from there (a parallel region costs microseconds,
-more than a small batch takes).
+Kernels: per-row ``@njit`` functions, and batch loops over rows; ``step``, ``observe`` and
+``random_play`` run serially below ``PARALLEL_FROM`` rows and with ``prange`` from there (a
+parallel region costs microseconds, more than a small batch takes).
 """
 
 from __future__ import annotations
@@ -130,6 +130,7 @@ if _fingerprint() != FINGERPRINT:
         "set FINGERPRINT"
     )
 
+NUM_POSITIONS = ELIMINATED - UNPLACED + 1  # unplaced, floors 0..5, throne, eliminated
 CHUNK = 16  # rows per prange piece
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
 
@@ -149,6 +150,9 @@ def setup(config: Any) -> tuple:
     base = np.zeros(OBS_SIZE, dtype=np.float32)
     base *= scale
     base += shift
+    # Where that is not +0.0 (here only num_rounds, whose raw range starts at 1): a row is
+    # zeroed and then these are written, cheaper than copying the whole of ``base``.
+    base_at = np.flatnonzero(base.view(np.uint32)).astype(np.int64)
     return (
         np.int64(n),
         np.int64(config.num_rounds),
@@ -158,6 +162,7 @@ def setup(config: Any) -> tuple:
         scale,
         shift,
         base,
+        base_at,
     )
 
 
@@ -240,41 +245,50 @@ def _deal_row(st, rngs, i, n, no_cards, placements):
 
 
 @njit(cache=True)
-def _legal(st, n, out, count):
+def _legal(st, n, out, scratch):
     """Write the sorted legal action ids of the seat to act into ``out``; return how many.
 
-    ``count`` is scratch space for the candidates per floor (at least 6 entries).
+    ``scratch`` holds ``2 * NUM_POSITIONS`` ints: candidates per position, then whether a
+    candidate there may climb. Ids are written unconditionally and kept by advancing ``k`` by
+    a 0/1 flag: random play makes the branches unpredictable, and this is half its step.
     """
     phase = st[PHASE]
-    k = 0
-    if phase == PLACE_PHASE or phase == CLIMB_PHASE:
-        for f in range(R.NUM_FLOORS):
-            count[f] = 0
-        for c in range(C):
-            f = st[FLOORS + c]
-            if 0 <= f < R.NUM_FLOORS:
-                count[f] += 1
-        if phase == PLACE_PHASE:
-            # Placement: an unplaced candidate onto floor 1..4 holding fewer than 4.
-            for c in range(C):
-                if st[FLOORS + c] == UNPLACED:
-                    for f in range(1, 5):
-                        if count[f] < CAPACITY:
-                            out[k] = 4 * c + f - 1
-                            k += 1
-        else:
-            # Climbing: up one floor into a floor with room; from floor 5 onto the empty throne.
-            for c in range(C):
-                f = st[FLOORS + c]
-                if 0 <= f < TOP_FLOOR and count[f + 1] < CAPACITY or f == TOP_FLOOR:
-                    out[k] = CLIMB + c
-                    k += 1
-    elif phase == VOTE_PHASE:
+    if phase == VOTE_PHASE:
         out[0] = YES
-        k = 1
-        if st[NO_LEFT + st[TO_PLAY]] > 0:  # NO only while holding a NO card
-            out[1] = NO
-            k = 2
+        out[1] = NO
+        return 2 if st[NO_LEFT + st[TO_PLAY]] > 0 else 1  # NO only while holding a NO card
+    if phase == OVER_PHASE:
+        return 0
+    for j in range(2 * NUM_POSITIONS):
+        scratch[j] = 0
+    for c in range(C):
+        scratch[st[FLOORS + c] - UNPLACED] += 1
+    k = 0
+    if phase == PLACE_PHASE:
+        # Placement: an unplaced candidate onto floor 1..4 holding fewer than 4.
+        r1 = scratch[1 - UNPLACED] < CAPACITY
+        r2 = scratch[2 - UNPLACED] < CAPACITY
+        r3 = scratch[3 - UNPLACED] < CAPACITY
+        r4 = scratch[4 - UNPLACED] < CAPACITY
+        for c in range(C):
+            u = st[FLOORS + c] == UNPLACED
+            out[k] = 4 * c
+            k += u & r1
+            out[k] = 4 * c + 1
+            k += u & r2
+            out[k] = 4 * c + 2
+            k += u & r3
+            out[k] = 4 * c + 3
+            k += u & r4
+        return k
+    # Climbing: up one floor into a floor with room; from floor 5 onto the empty throne.
+    room = NUM_POSITIONS - UNPLACED  # scratch[room + position]: may a candidate there climb
+    for f in range(TOP_FLOOR):
+        scratch[room + f] = scratch[f + 1 - UNPLACED] < CAPACITY
+    scratch[room + TOP_FLOOR] = 1
+    for c in range(C):
+        out[k] = CLIMB + c
+        k += scratch[room + st[FLOORS + c]]
     return k
 
 
@@ -426,9 +440,13 @@ def _put(obs, j, raw, scale, shift):
 
 
 @njit(cache=True)
-def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
+def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, obs):
     """observation.encode(state, seat): raw values by field, then the layout's affine map."""
-    for j in range(OBS_SIZE):  # an explicit loop: numba's slice assignment is 5x slower
+    # The stored value of raw 0 everywhere: zero the row, then the few entries where that
+    # is not +0.0 (explicit loops: numba's slice assignment is 5x slower).
+    for j in range(OBS_SIZE):
+        obs[j] = 0.0
+    for j in base_at:
         obs[j] = base[j]
     for c in range(C):
         _put(obs, O_CASTLE + 9 * c + st[FLOORS + c], 1, scale, shift)
@@ -477,11 +495,11 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, obs):
 
 
 @njit(cache=True)
-def _mask_row(st, n, legal, count, mask):
-    """The legal-action mask of the seat to act (``legal``, ``count``: scratch for _legal)."""
+def _mask_row(st, n, legal, scratch, mask):
+    """The legal-action mask of the seat to act (``legal``, ``scratch``: scratch for _legal)."""
     for j in range(NUM_ACTIONS):
         mask[j] = False
-    k = _legal(st, n, legal, count)
+    k = _legal(st, n, legal, scratch)
     for j in range(k):
         mask[legal[j]] = True
 
@@ -501,22 +519,22 @@ def _deal_rows(lo, hi, states, rngs, consts):
 
 @njit(cache=True)
 def _refresh_rows(lo, hi, states, consts, obs, mask, seat):
-    n, num_rounds, _, _, _, scale, shift, base = consts
+    n, num_rounds, _, _, _, scale, shift, base, base_at = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
         st = states[i]
         seat[i] = st[TO_PLAY]
-        _mask_row(st, n, legal, count, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+        _mask_row(st, n, legal, scratch, mask[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, obs[i])
 
 
 @njit(cache=True)
 def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, done):
     """Step games lo..hi-1, redeal those that ended, then write what their next players see."""
-    n, num_rounds, reward, no_cards, placements, scale, shift, base = consts
+    n, num_rounds, reward, no_cards, placements, scale, shift, base, base_at = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
         st = states[i]
         before = st[ROUNDS_DONE]
@@ -526,15 +544,15 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
             done[i] = True
             _deal_row(st, rngs, i, n, no_cards, placements)
         seat[i] = st[TO_PLAY]
-        _mask_row(st, n, legal, count, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, obs[i])
+        _mask_row(st, n, legal, scratch, mask[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, obs[i])
 
 
 @njit(cache=True)
 def _observe_rows(lo, hi, states, consts, seats, obs):
-    n, num_rounds, _, _, _, scale, shift, base = consts
+    n, num_rounds, _, _, _, scale, shift, base, base_at = consts
     for i in range(lo, hi):
-        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, obs[i])
+        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, base_at, obs[i])
 
 
 @njit(cache=True)
@@ -542,12 +560,12 @@ def _random_rows(lo, hi, states, rngs, consts, num_steps):
     """``num_steps`` uniformly random legal actions in games lo..hi-1, redealing finished ones."""
     n, num_rounds, reward, no_cards, placements = consts[:5]
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    count = np.empty(R.NUM_FLOORS, dtype=np.int64)
+    scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     out = np.zeros(P, dtype=np.float32)
     for i in range(lo, hi):
         st = states[i]
         for _ in range(num_steps):
-            k = _legal(st, n, legal, count)
+            k = _legal(st, n, legal, scratch)
             before = st[ROUNDS_DONE]
             over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
             _rewards_row(st, before, n, reward, out)
@@ -560,23 +578,9 @@ def _deal_serial(states, rngs, consts):
     _deal_rows(0, states.shape[0], states, rngs, consts)
 
 
-@njit(cache=True, parallel=True)
-def _deal_parallel(states, rngs, consts):
-    size = states.shape[0]
-    for k in prange((size + CHUNK - 1) // CHUNK):
-        _deal_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, rngs, consts)
-
-
 @njit(cache=True)
 def _refresh_serial(states, consts, obs, mask, seat):
     _refresh_rows(0, states.shape[0], states, consts, obs, mask, seat)
-
-
-@njit(cache=True, parallel=True)
-def _refresh_parallel(states, consts, obs, mask, seat):
-    size = states.shape[0]
-    for k in prange((size + CHUNK - 1) // CHUNK):
-        _refresh_rows(k * CHUNK, min(size, k * CHUNK + CHUNK), states, consts, obs, mask, seat)
 
 
 @njit(cache=True)
@@ -624,15 +628,17 @@ def _parallel(states: np.ndarray) -> bool:
 
 
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:
-    """Deal a new game in every row."""
-    (_deal_parallel if _parallel(states) else _deal_serial)(states, rngs, consts)
+    """Deal a new game in every row (serial: it runs once per reset, and a parallel twin is
+    more compile time than it saves)."""
+    _deal_serial(states, rngs, consts)
 
 
 def refresh(
     states: np.ndarray, consts: tuple, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray
 ) -> None:
-    """Write every row's observation of the seat to act, its legal-action mask and that seat."""
-    (_refresh_parallel if _parallel(states) else _refresh_serial)(states, consts, obs, mask, seat)
+    """Write every row's observation of the seat to act, its legal-action mask and that seat
+    (serial: after a reset or a set_state only; step refreshes the rows it steps)."""
+    _refresh_serial(states, consts, obs, mask, seat)
 
 
 def step(
