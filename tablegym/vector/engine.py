@@ -24,16 +24,28 @@ named column offsets documented beside its code, plus one uint64 generator state
     the observations of ``seats[i]`` in row i.
 ``to_state(row, config) -> rules.State`` and ``from_state(state, config) -> row``
     conversions to and from the readable core.
+``random_play(states, rngs, consts, num_steps) -> int`` (optional)
+    ``num_steps`` uniformly random legal actions in every row chosen inside the engine
+    (finished games dealt anew, no observations written); returns the decisions made. It is
+    what ``benchmarks/bench_vector.py`` measures as in-engine random play.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 import numpy as np
 
 from tablegym.games import GAMES, observation_of, rules_of
+
+# numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning after every parallel
+# region; stepped from Python, between regions, they take the cores that the Python side and
+# the next region need (King Up! at B=1024 on 2 cores: about 1.2M decisions/s spinning, 2.0M
+# passive). libgomp reads this when numba first loads it; a user's own setting wins. Engines
+# import this module before their first parallel region.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 class EngineBackend:
@@ -78,6 +90,10 @@ class EngineBackend:
         obs = np.empty((len(self.states), self.obs_size), dtype=np.float32)
         self.engine.observe(self.states, self.consts, seats, obs)
         return obs
+
+    def random_play(self, num_steps: int) -> int:
+        """Random legal play inside the engine (``random_play`` of the contract); decisions made."""
+        return self.engine.random_play(self.states, self.rngs, self.consts, num_steps)
 
     def get_state(self, i: int) -> Any:
         return self.engine.to_state(self.states[i], self.config)
