@@ -44,56 +44,40 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype == np.float32 and np.array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
-class Recorder:
-    """A generator that counts the chance it hands out (shuffles, the round-1 opener)."""
+MASK64 = (1 << 64) - 1
 
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.rng, self.calls = rng, 0
 
-    def permutation(self, x):
+class XorShift:
+    """The engine's per-game generator in Python, as a stand-in for numpy's in the rules core.
+
+    xorshift64* and a Fisher-Yates shuffle of the cards in the order given, exactly as the
+    engine draws them: the rules core fed with it shuffles every pile as the engine did, so
+    whole states can be compared after chance actions (recycling, new piles, deals) too.
+    """
+
+    def __init__(self, state: int) -> None:
+        self.x = int(state)
+        self.calls = 0
+
+    def _below(self, bound: int) -> int:
+        x = self.x
+        x ^= x >> 12
+        x ^= (x << 25) & MASK64
+        x ^= x >> 27
+        self.x = x
+        return (((x * 0x2545F4914F6CDD1D) & MASK64) >> 32) * bound >> 32
+
+    def permutation(self, cards) -> np.ndarray:
         self.calls += 1
-        return self.rng.permutation(x)
+        a = list(cards)
+        for k in range(len(a) - 1, 0, -1):
+            j = self._below(k + 1)
+            a[k], a[j] = a[j], a[k]
+        return np.array(a, dtype=np.int64)
 
-    def integers(self, *args, **kw):
+    def integers(self, n: int) -> int:
         self.calls += 1
-        return self.rng.integers(*args, **kw)
-
-
-class DealtRng:
-    """A stand-in generator that replays the piles and opener of a dealt game."""
-
-    def __init__(self, state: R.State) -> None:
-        # The deal takes a pile's top (last) cards into the hand: the pile, then the hand.
-        self.piles = [list(d) + R._expand(h) for d, h in zip(state.draw, state.hand)]
-        self.opener = state.opener
-
-    def permutation(self, cards):
-        pile = self.piles.pop(0)
-        assert sorted(pile) == sorted(cards)
-        return np.array(pile)
-
-    def integers(self, n):
-        return self.opener
-
-
-def check_dealt(state: R.State, config: R.Config) -> None:
-    """A dealt game is ``rules.initial_state`` with some shuffle and opener."""
-    assert state == R.initial_state(config, DealtRng(state))
-
-
-def same_but_chance(got: R.State, want: R.State) -> None:
-    """States equal up to the order of shuffled cards: every field but hands and piles, and
-    for every seat the hand size, the pile size and the cards in hand and pile together."""
-    skip = {"hand", "draw"}
-    for name in R.State._fields:
-        if name not in skip:
-            assert getattr(got, name) == getattr(want, name), name
-    for p in range(len(got.hand)):
-        assert sum(got.hand[p]) == sum(want.hand[p])
-        assert len(got.draw[p]) == len(want.draw[p])
-        g = np.array(got.hand[p]) + np.bincount(got.draw[p], minlength=R.NUM_FIGURES)
-        w = np.array(want.hand[p]) + np.bincount(want.draw[p], minlength=R.NUM_FIGURES)
-        assert g.tolist() == w.tolist()
+        return self._below(n)
 
 
 def check_outputs(vg, states, obs, mask, seat, rng) -> None:
@@ -111,43 +95,37 @@ def check_outputs(vg, states, obs, mask, seat, rng) -> None:
 def differential(size: int, steps: int, seed: int, **options) -> dict[str, int]:
     """Random games on the engine and the rules core side by side.
 
-    At every step: the seat to act, the mask, the observations, the rewards, ``done``, and
-    the whole state after every chance-free action (after a shuffle: everything but the order
-    of the shuffled cards, then the engine's state is taken over); new games are checked as
-    deals. Returns counts of what was checked.
+    At every step: the whole state, the seat to act, the mask, the observations, the rewards
+    and ``done``. The rules core draws its chance from :class:`XorShift` replicas of the
+    engine's generators, so every state must match exactly, after shuffles and new deals too.
+    Returns counts of what was checked.
     """
     config = R.make_config(**options)
     vg = VectorGame("kdk", size, seed=seed, backend="numba", **options)
     rng = np.random.default_rng(seed)
+    gens = [XorShift(x) for x in vg._impl.rngs]
     obs, mask, seat = vg.reset()
-    states = [vg.get_state(i) for i in range(size)]
-    for s in states:
-        check_dealt(s, config)
-    seen = {"steps": 0, "games": 0, "chance": 0, "phases": 0}
-    phases = set()
+    states = [R.initial_state(config, g) for g in gens]
+    seen = {"steps": 0, "games": 0, "chance": 0}
     for _ in range(steps):
+        assert [g.x for g in gens] == vg._impl.rngs.tolist()
+        for i, s in enumerate(states):
+            assert vg.get_state(i) == s, i
         check_outputs(vg, states, obs, mask, seat, rng)
         actions = pick(rng, mask)
         obs, mask, seat, rewards, done = vg.step(actions)
         seen["steps"] += size
         for i, (before, a) in enumerate(zip(states, actions.tolist())):
-            phases.add(int(before.phase))
-            recorder = Recorder(rng)
-            after = R.apply_action(before, a, recorder)
+            calls = gens[i].calls
+            after = R.apply_action(before, a, gens[i])
+            seen["chance"] += gens[i].calls > calls
             expected = np.array(R.rewards(before, after, config), dtype=np.float32)
             assert same_bits(rewards[i], expected), (before, a)
             assert done[i] == R.is_terminal(after), (before, a)
-            got = vg.get_state(i)
             if done[i]:
                 seen["games"] += 1
-                check_dealt(got, config)
-            elif recorder.calls:
-                seen["chance"] += 1
-                same_but_chance(got, after)
-            else:
-                assert got == after, (before, a)
-            states[i] = got
-    seen["phases"] = len(phases)
+                after = R.initial_state(config, gens[i])
+            states[i] = after
     return seen
 
 
@@ -198,6 +176,7 @@ def replay(state: R.State, script: list[int], extra: int, seed: int) -> int:
     vg.set_state(0, state)
     assert vg.get_state(0) == state
     rng = np.random.default_rng(seed)
+    gen = XorShift(vg._impl.rngs[0])
     obs, mask = vg.observe(np.array([state.to_play])), vg.mask
     seat = np.array([state.to_play])
     played = 0
@@ -206,20 +185,16 @@ def replay(state: R.State, script: list[int], extra: int, seed: int) -> int:
         action = script[k] if k < len(script) else int(pick(rng, mask)[0])
         assert mask[0, action], (state, action)
         obs, mask, seat, rewards, done = vg.step(np.array([action]))
-        recorder = Recorder(rng)
-        after = R.apply_action(state, action, recorder)
+        after = R.apply_action(state, action, gen)
         expected = np.array(R.rewards(state, after, cfg), dtype=np.float32)
         assert same_bits(rewards[0], expected)
         played += 1
         if done[0]:
             assert R.is_terminal(after)
             break
-        got = vg.get_state(0)
-        if recorder.calls:
-            same_but_chance(got, after)
-        else:
-            assert got == after, (state, action)
-        state = got
+        assert vg.get_state(0) == after, (state, action)
+        assert gen.x == int(vg._impl.rngs[0])
+        state = after
     return played
 
 
