@@ -70,9 +70,9 @@ columns     name                width    content (``rules.State`` field)
 ==========  ==================  =======  =====================================================
 
 The box holds at most every card of the table (5 × 135); a pile at most one deck (135).
-Kernels: per-row ``@njit`` functions, and batch loops over rows that run serially below
-``PARALLEL_FROM`` rows and with ``prange`` from there (a parallel region costs microseconds,
-more than a small batch takes).
+Kernels: per-row ``@njit`` functions, and one batch loop over rows for every operation (deal,
+refresh, step, observe, random play) that runs serially below ``PARALLEL_FROM`` rows and with
+``prange`` from there (a parallel region costs microseconds, more than a small batch takes).
 """
 
 from __future__ import annotations
@@ -1360,78 +1360,16 @@ def _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, 
     _observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs[i])
 
 
-# -- batch kernels: serial and parallel twins --------------------------------------------------
+# -- batch kernels: one serial and one parallel loop over rows, for every operation -----------
+# One pair of loops dispatching on ``op`` rather than a pair per operation: numba compiles a
+# parallel loop for seconds each, and five of them doubled the cold compile time.
+OP_DEAL, OP_REFRESH, OP_STEP, OP_OBSERVE, OP_RANDOM = range(5)
 
 
 @njit(cache=True)
-def _deal_serial(states, rngs, consts):
-    cfg, deck = consts[0], consts[1]
-    for i in range(states.shape[0]):
-        _deal_row(states[i], rngs, i, cfg, deck)
-
-
-@njit(cache=True, parallel=True)
-def _deal_parallel(states, rngs, consts):
-    cfg, deck = consts[0], consts[1]
-    for i in prange(states.shape[0]):
-        _deal_row(states[i], rngs, i, cfg, deck)
-
-
-@njit(cache=True)
-def _refresh_row(st, consts, obs, mask, seat, i, legal):
-    cfg, _, scale, shift, base = consts
-    seat[i] = st[TO_PLAY]
-    _mask_row(st, cfg, legal, mask)
-    _observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs)
-
-
-@njit(cache=True)
-def _refresh_serial(states, consts, obs, mask, seat):
-    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    for i in range(states.shape[0]):
-        _refresh_row(states[i], consts, obs[i], mask[i], seat, i, legal)
-
-
-@njit(cache=True, parallel=True)
-def _refresh_parallel(states, consts, obs, mask, seat):
-    for i in prange(states.shape[0]):
-        legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-        _refresh_row(states[i], consts, obs[i], mask[i], seat, i, legal)
-
-
-@njit(cache=True)
-def _step_serial(states, rngs, consts, actions, obs, mask, seat, rewards, done):
-    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-    for i in range(states.shape[0]):
-        _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
-
-
-@njit(cache=True, parallel=True)
-def _step_parallel(states, rngs, consts, actions, obs, mask, seat, rewards, done):
-    for i in prange(states.shape[0]):
-        legal = np.empty(NUM_ACTIONS, dtype=np.int64)
-        _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
-
-
-@njit(cache=True)
-def _observe_serial(states, consts, seats, obs):
-    cfg, _, scale, shift, base = consts
-    for i in range(states.shape[0]):
-        _observe_row(states[i], seats[i], cfg, scale, shift, base, obs[i])
-
-
-@njit(cache=True, parallel=True)
-def _observe_parallel(states, consts, seats, obs):
-    cfg, _, scale, shift, base = consts
-    for i in prange(states.shape[0]):
-        _observe_row(states[i], seats[i], cfg, scale, shift, base, obs[i])
-
-
-@njit(cache=True)
-def _random_row(i, states, rngs, consts, num_steps):
+def _random_row(i, states, rngs, consts, num_steps, legal):
     """``num_steps`` uniformly random legal actions in game i, redealing finished games."""
     cfg, deck = consts[0], consts[1]
-    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
     out = np.zeros(P, dtype=np.float32)
     st = states[i]
     for _ in range(num_steps):
@@ -1444,34 +1382,71 @@ def _random_row(i, states, rngs, consts, num_steps):
 
 
 @njit(cache=True)
-def _random_serial(states, rngs, consts, num_steps):
+def _row_op(
+    op, i, states, rngs, consts, actions, obs, mask, seat, rewards, done, seats, num_steps, legal
+):
+    """Operation ``op`` on row i (``legal``: scratch of NUM_ACTIONS)."""
+    cfg, deck, scale, shift, base = consts
+    st = states[i]
+    if op == OP_STEP:
+        _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, legal)
+    elif op == OP_REFRESH:
+        seat[i] = st[TO_PLAY]
+        _mask_row(st, cfg, legal, mask[i])
+        _observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs[i])
+    elif op == OP_OBSERVE:
+        _observe_row(st, seats[i], cfg, scale, shift, base, obs[i])
+    elif op == OP_DEAL:
+        _deal_row(st, rngs, i, cfg, deck)
+    else:
+        _random_row(i, states, rngs, consts, num_steps, legal)
+
+
+@njit(cache=True)
+def _serial(op, states, rngs, consts, actions, obs, mask, seat, rewards, done, seats, num_steps):
+    legal = np.empty(NUM_ACTIONS, dtype=np.int64)
     for i in range(states.shape[0]):
-        _random_row(i, states, rngs, consts, num_steps)
+        _row_op(op, i, states, rngs, consts, actions, obs, mask, seat, rewards, done, seats,
+                num_steps, legal)  # fmt: skip
 
 
 @njit(cache=True, parallel=True)
-def _random_parallel(states, rngs, consts, num_steps):
+def _parallel(op, states, rngs, consts, actions, obs, mask, seat, rewards, done, seats, num_steps):
     for i in prange(states.shape[0]):
-        _random_row(i, states, rngs, consts, num_steps)
+        legal = np.empty(NUM_ACTIONS, dtype=np.int64)
+        _row_op(op, i, states, rngs, consts, actions, obs, mask, seat, rewards, done, seats,
+                num_steps, legal)  # fmt: skip
+
+
+# Stand-ins for the arguments an operation does not use (never read or written).
+_NO_INT = np.zeros(0, dtype=np.int64)
+_NO_RNG = np.ones(1, dtype=np.uint64)
+_NO_OBS = np.zeros((0, OBS_SIZE), dtype=np.float32)
+_NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)
+_NO_REWARDS = np.zeros((0, P), dtype=np.float32)
+_NO_DONE = np.zeros(0, dtype=bool)
+
+
+def _run(op, states, rngs=_NO_RNG, consts=None, actions=_NO_INT, obs=_NO_OBS, mask=_NO_MASK,
+         seat=_NO_INT, rewards=_NO_REWARDS, done=_NO_DONE, seats=_NO_INT, num_steps=0):  # fmt: skip
+    kernel = _parallel if states.shape[0] >= PARALLEL_FROM else _serial
+    kernel(op, states, rngs, consts, actions, obs, mask, seat, rewards, done, seats,
+           np.int64(num_steps))  # fmt: skip
 
 
 # -- the contract (tablegym/vector/engine.py) --------------------------------------------------
 
 
-def _parallel(states: np.ndarray) -> bool:
-    return states.shape[0] >= PARALLEL_FROM
-
-
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:
     """Deal a new game in every row."""
-    (_deal_parallel if _parallel(states) else _deal_serial)(states, rngs, consts)
+    _run(OP_DEAL, states, rngs, consts)
 
 
 def refresh(
     states: np.ndarray, consts: tuple, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray
 ) -> None:
     """Write every row's observation of the seat to act, its legal-action mask and that seat."""
-    (_refresh_parallel if _parallel(states) else _refresh_serial)(states, consts, obs, mask, seat)
+    _run(OP_REFRESH, states, consts=consts, obs=obs, mask=mask, seat=seat)
 
 
 def step(
@@ -1486,19 +1461,17 @@ def step(
     done: np.ndarray,
 ) -> None:
     """Apply ``actions`` (legal), write rewards and done, redeal finished games, refresh."""
-    kernel = _step_parallel if _parallel(states) else _step_serial
-    kernel(states, rngs, consts, actions, obs, mask, seat, rewards, done)
+    _run(OP_STEP, states, rngs, consts, actions, obs, mask, seat, rewards, done)
 
 
 def observe(states: np.ndarray, consts: tuple, seats: np.ndarray, obs: np.ndarray) -> None:
     """The observation of ``seats[i]`` in every row i."""
-    (_observe_parallel if _parallel(states) else _observe_serial)(states, consts, seats, obs)
+    _run(OP_OBSERVE, states, consts=consts, obs=obs, seats=seats)
 
 
 def random_play(states: np.ndarray, rngs: np.ndarray, consts: tuple, num_steps: int) -> int:
     """``num_steps`` uniformly random legal actions in every row, inside numba; steps taken."""
-    kernel = _random_parallel if _parallel(states) else _random_serial
-    kernel(states, rngs, consts, np.int64(num_steps))
+    _run(OP_RANDOM, states, rngs, consts, num_steps=num_steps)
     return states.shape[0] * num_steps
 
 
