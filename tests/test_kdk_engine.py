@@ -294,3 +294,17 @@ def test_random_play_keeps_valid_games(engine):
                 for f in s.slots[p]:
                     cards[f] += f >= 0
                 assert cards.tolist() == deck.tolist()
+
+
+def test_the_column_table_of_the_docstring_matches_the_layout():
+    """The documented state layout (module docstring) is the one the code uses."""
+    import re
+
+    rows = re.findall(r"^(\d+)(?:–(\d+))?\s+``(\w+)``\s+(\d+)(?:×(\d+))?", E.__doc__, re.M)
+    assert len(rows) == 50
+    end = 0
+    for first, last, name, a, b in rows:
+        width = int(a) * int(b or 1)
+        assert (getattr(E, name), int(last or first)) == (end, end + width - 1), name
+        end += width
+    assert end == E.NUM_COLUMNS
