@@ -106,8 +106,9 @@ def differential(size: int, steps: int, seed: int, **options) -> dict[str, int]:
     gens = [XorShift(x) for x in vg._impl.rngs]
     obs, mask, seat = vg.reset()
     states = [R.initial_state(config, g) for g in gens]
-    seen = {"steps": 0, "games": 0, "chance": 0}
+    seen = {"steps": 0, "games": 0, "chance": 0, "phases": set()}
     for _ in range(steps):
+        seen["phases"].update(int(s.phase) for s in states)
         assert [g.x for g in gens] == vg._impl.rngs.tolist()
         for i, s in enumerate(states):
             assert vg.get_state(i) == s, i
@@ -147,6 +148,9 @@ def test_engine_matches_the_rules_core_step_by_step(engine, level, deck_mode, n,
         auto_pass=auto_pass, num_rounds=2, max_round_steps=200,
     )  # fmt: skip
     assert seen["games"] > 0
+    assert {Phase.OPEN, Phase.WINDOW, Phase.DUTY} <= seen["phases"]
+    if level == 10:
+        assert Phase.SLOT_PICK in seen["phases"]
     if deck_mode == "one_colour":  # 135-card piles rarely run short (spec §7)
         assert seen["chance"] > 0
 
@@ -156,12 +160,15 @@ def test_engine_matches_the_rules_core_step_by_step(engine, level, deck_mode, n,
 @pytest.mark.parametrize("deck_mode", ["one_colour", "own_decks"])
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_engine_matches_the_rules_core_at_scale(engine, level, deck_mode, n):
-    """Thousands of games per player count: every level, deck mode and table size."""
+    """Thousands of games per player count: every level, deck mode and table size, with the
+    round transitions (recycled draws at levels 8–9, shuffle pressure and slots at level 10)."""
     seen = differential(
-        64, 400, seed=1000 + level * 10 + n, level=level, deck_mode=deck_mode, num_players=n,
-        auto_pass=n % 2 == 0, num_rounds=1, max_round_steps=200,
+        64, 600, seed=1000 + level * 10 + n, level=level, deck_mode=deck_mode, num_players=n,
+        auto_pass=n % 2 == 0, num_rounds=2 if level < 10 else 3, max_round_steps=200,
     )  # fmt: skip
-    assert seen["games"] > 100
+    assert seen["games"] > 50
+    if level == 10:
+        assert Phase.SLOT_PICK in seen["phases"]
 
 
 # -- positions loaded with set_state: the worked examples of spec §10 and random positions ----
