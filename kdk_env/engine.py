@@ -185,7 +185,7 @@ O_DUTY, O_REOPENER, O_TO_PLAY, O_PHASE = _at["duty"], _at["reopener"], _at["to_p
 O_SEATS, O_STATUS, O_LEVEL = _at["seats"], _at["status"], _at["level"]
 COMBO_CLIP, ROUNDS_SHOWN = O.COMBO_CLIP, O.ROUNDS_SHOWN
 
-PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
+PARALLEL_FROM = 32  # rows; below this a serial loop beats a prange region (measured: 16-32)
 
 U12, U25, U27, U32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
 XORSHIFT_MULT = np.uint64(0x2545F4914F6CDD1D)
