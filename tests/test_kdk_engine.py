@@ -160,13 +160,14 @@ def test_engine_matches_the_rules_core_step_by_step(engine, level, deck_mode, n,
 @pytest.mark.parametrize("deck_mode", ["one_colour", "own_decks"])
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_engine_matches_the_rules_core_at_scale(engine, level, deck_mode, n):
-    """Thousands of games per player count: every level, deck mode and table size, with the
-    round transitions (recycled draws at levels 8–9, shuffle pressure and slots at level 10)."""
+    """Many games: every level, deck mode and table size, with the round transitions
+    (recycled draws at levels 8–9, shuffle pressure and slots at level 10)."""
+    # 16 slots x 600 steps per case (about 900 games in all) keep CI's share near two minutes.
     seen = differential(
-        64, 600, seed=1000 + level * 10 + n, level=level, deck_mode=deck_mode, num_players=n,
+        16, 600, seed=1000 + level * 10 + n, level=level, deck_mode=deck_mode, num_players=n,
         auto_pass=n % 2 == 0, num_rounds=2 if level < 10 else 3, max_round_steps=200,
     )  # fmt: skip
-    assert seen["games"] > 50
+    assert seen["games"] > 10
     if level == 10:
         assert Phase.SLOT_PICK in seen["phases"]
 
