@@ -4,12 +4,18 @@
 chance that it wins the trick (see its docstring for the strategy in plain words). It is the
 ``heuristic`` spec of ``training/registry.py`` for ``updown``: about 1 ms per move, strong
 enough to be a baseline, deterministic up to exact ties.
+
+The module also holds :func:`rollout_policy`, the fast full-state policy that ISMCTS uses in
+its rollouts and for the other seats inside its tree (it reads a determinised state, so it is a
+search component, not an agent).
 """
 
 from __future__ import annotations
 
+import random
 from functools import cache
-from math import comb, prod
+from math import comb, exp, prod
+from typing import Any
 
 import numpy as np
 
@@ -22,11 +28,15 @@ from updown_env.rules import (
     NUM_CARDS,
     NUM_SUITS,
     NUM_VALUES,
+    PLAY,
     ROLL,
     UP,
+    Phase,
     card_suit,
     card_value,
+    own_suits,
     played_card,
+    rotate_action,
     rotated_suit,
 )
 
@@ -253,3 +263,101 @@ def beats(w: int, v: int, side: int, trump: int) -> bool:
     if w == trump:
         return True
     return w > v if side == UP else w < v
+
+
+# -- search support -----------------------------------------------------------------------
+# The same plan as the agent's, counted on bitmasks so that one move costs microseconds: each
+# seat reads only its own hand and what is public (it never peeks at the others' hands or at
+# their face-down choices, though the determinised state holds them).
+
+_SUIT_BITS = (1 << NUM_VALUES) - 1
+_ALL_CARDS = (1 << NUM_CARDS) - 1
+# Bits of the values above / below value v within one suit's 11-bit chunk.
+_ABOVE = tuple(_SUIT_BITS & ~((1 << (v - MIN_VALUE + 1)) - 1) for v in VALUES)
+_BELOW = tuple((1 << (v - MIN_VALUE)) - 1 for v in VALUES)
+# Per value, the mask of its four cards.
+_VALUE_CARDS = tuple(
+    sum(1 << (s * NUM_VALUES + v - MIN_VALUE) for s in range(NUM_SUITS)) for v in VALUES
+)
+# Threats actually played per threat held: the others play strong cards more than their share.
+ROLLOUT_AGGRESSION = 1.5
+# What a card kept for later is worth, per unit of ``Table.future`` (the agent's ``keep``).
+ROLLOUT_KEEP = 0.05
+
+
+def rollout_policy(state: Any, rand: random.Random) -> int:
+    """A fast full-state policy for search rollouts: the heuristic's plan on bitmask counts.
+
+    Card choice: the card with the best chance to take the trick and the pot (a trump or an
+    own-suit card, spoiled by each unseen card of the same value, each unseen trump and each
+    better unseen card of an opponent's own suit), less what it is worth kept; a seat that
+    cannot win throws its cheapest card. Leader: the rule change under which its best card
+    is strongest (ROLL judged on one sampled new trump, as the dice will decide anyway).
+    """
+    p = state.to_play
+    hand = state.hands[p]
+    seen = hand
+    for m in state.played:
+        seen |= m
+    unseen = _ALL_CARDS & ~seen
+    opponents_hold = max(1, hand.bit_count())  # about the others' hand size
+    if state.phase is Phase.CHOOSE:
+        suits = own_suits(state)
+        best, best_v = -1, -1e9
+        keep = ROLLOUT_KEEP if hand & (hand - 1) else 0.0
+        stake = 1.0 + state.pot
+        for c in _cards(hand):
+            v = _card_value(c, state, suits, p, unseen, opponents_hold, stake)
+            v -= keep * (abs(card_value(c) - 7) / 5 + (0.5 if card_value(c) == state.trump else 0))
+            v += rand.random() * 1e-9
+            if v > best_v:
+                best, best_v = c, v
+        return PLAY + best
+    own = own_suits(state)
+    leader_suit = own[p]
+    choices = [(FLIP, state.side ^ 1, own, state.trump)]
+    for s in range(NUM_SUITS):
+        if s != leader_suit:
+            step = (s - leader_suit) % NUM_SUITS
+            choices.append((rotate_action(s), state.side, tuple((x + step) % 4 for x in own), 0))
+    trump = state.trump
+    while trump == state.trump:  # ROLL: one sample of the conditioned 2d6
+        trump = 2 + int(rand.random() * 6) + int(rand.random() * 6)
+    choices.append((ROLL, state.side, own, trump))
+    best, best_v = FLIP, -1e9
+    for a, side, suits, t in choices:
+        s2 = state._replace(side=side, trump=t or state.trump)
+        v = max(_card_value(c, s2, suits, p, unseen, opponents_hold, 1.0) for c in _cards(hand))
+        v += rand.random() * 1e-9
+        if v > best_v:
+            best, best_v = a, v
+    return best
+
+
+def _cards(mask: int) -> list[int]:
+    """Card ids of a bitmask."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _card_value(
+    c: int, state: Any, suits: tuple[int, ...], p: int, unseen: int, hold: int, stake: float
+) -> float:
+    """Chance-weighted stake of card ``c`` for seat ``p``: 0 if it cannot take the trick."""
+    v, trump = card_value(c), state.trump
+    if v != trump and card_suit(c) != suits[p]:
+        return 0.0  # "A trick" 3b: neither a trump nor my own suit
+    i = v - MIN_VALUE
+    threats = (unseen & _VALUE_CARDS[i]).bit_count()  # 3a: the same value neutralises
+    if v != trump:
+        threats += (unseen & _VALUE_CARDS[trump - MIN_VALUE]).bit_count()  # 3c
+        better = _ABOVE[i] if state.side == UP else _BELOW[i]
+        better &= ~(1 << (trump - MIN_VALUE))
+        for q, s in enumerate(suits):
+            if q != p:
+                threats += (unseen >> (s * NUM_VALUES) & better).bit_count()
+    return stake * exp(-ROLLOUT_AGGRESSION * threats / hold)
