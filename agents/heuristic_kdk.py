@@ -653,4 +653,17 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     legal = legal_actions(state)
     if len(legal) == 1:
         return legal[0]
-    return Decision(seen_of_state(state), set(legal), rand).choose()
+    seen = seen_of_state(state)
+    # A decision is a function of the view and the legal set (up to exact ties), and search
+    # meets the same views again and again: remember them (bounded, cleared when full).
+    key = (legal, *vars(seen).values())
+    action = _DECISIONS.get(key)
+    if action is None:
+        if len(_DECISIONS) >= _MAX_DECISIONS:
+            _DECISIONS.clear()
+        action = _DECISIONS[key] = Decision(seen, set(legal), rand).choose()
+    return action
+
+
+_DECISIONS: dict[tuple, int] = {}
+_MAX_DECISIONS = 1 << 15

@@ -272,16 +272,23 @@ def beats(w: int, v: int, side: int, trump: int) -> bool:
 
 _SUIT_BITS = (1 << NUM_VALUES) - 1
 _ALL_CARDS = (1 << NUM_CARDS) - 1
-# Bits of the values above / below value v within one suit's 11-bit chunk.
-_ABOVE = tuple(_SUIT_BITS & ~((1 << (v - MIN_VALUE + 1)) - 1) for v in VALUES)
-_BELOW = tuple((1 << (v - MIN_VALUE)) - 1 for v in VALUES)
-# Per value, the mask of its four cards.
+# Within one suit's 11-bit chunk, the bits of the values better than value index i.
+_BETTER = {
+    UP: tuple(_SUIT_BITS & ~((1 << (i + 1)) - 1) for i in range(NUM_VALUES)),
+    DOWN: tuple((1 << i) - 1 for i in range(NUM_VALUES)),
+}
+# Per value index, the mask of its four cards; per card, (value index, suit).
 _VALUE_CARDS = tuple(
-    sum(1 << (s * NUM_VALUES + v - MIN_VALUE) for s in range(NUM_SUITS)) for v in VALUES
+    sum(1 << (s * NUM_VALUES + i) for s in range(NUM_SUITS)) for i in range(NUM_VALUES)
+)
+_CARD = tuple(divmod(c, NUM_VALUES)[::-1] for c in range(NUM_CARDS))
+# What keeping a card is worth later, per value index and trump flag (``Table.future``).
+_FUTURE = tuple(
+    (abs(i + MIN_VALUE - 7) / 5, abs(i + MIN_VALUE - 7) / 5 + 0.5) for i in range(NUM_VALUES)
 )
 # Threats actually played per threat held: the others play strong cards more than their share.
 ROLLOUT_AGGRESSION = 1.5
-# What a card kept for later is worth, per unit of ``Table.future`` (the agent's ``keep``).
+# What a card kept for later is worth, per unit of future value (the agent's ``keep``).
 ROLLOUT_KEEP = 0.05
 
 
@@ -300,34 +307,34 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     for m in state.played:
         seen |= m
     unseen = _ALL_CARDS & ~seen
-    opponents_hold = max(1, hand.bit_count())  # about the others' hand size
+    cards = _cards(hand)
+    hold = len(cards)  # about the others' hand size
+    suits = own_suits(state)
+    trump = state.trump
     if state.phase is Phase.CHOOSE:
-        suits = own_suits(state)
-        best, best_v = -1, -1e9
-        keep = ROLLOUT_KEEP if hand & (hand - 1) else 0.0
+        chances = _win_chances(cards, state.side, suits, p, trump, unseen, hold)
+        keep = ROLLOUT_KEEP if hold > 1 else 0.0
         stake = 1.0 + state.pot
-        for c in _cards(hand):
-            v = _card_value(c, state, suits, p, unseen, opponents_hold, stake)
-            v -= keep * (abs(card_value(c) - 7) / 5 + (0.5 if card_value(c) == state.trump else 0))
-            v += rand.random() * 1e-9
+        best, best_v = 0, -1e9
+        for c, chance in zip(cards, chances):
+            i = _CARD[c][0]
+            v = stake * chance - keep * _FUTURE[i][i == trump - MIN_VALUE] + rand.random() * 1e-9
             if v > best_v:
                 best, best_v = c, v
         return PLAY + best
-    own = own_suits(state)
-    leader_suit = own[p]
-    choices = [(FLIP, state.side ^ 1, own, state.trump)]
-    for s in range(NUM_SUITS):
-        if s != leader_suit:
-            step = (s - leader_suit) % NUM_SUITS
-            choices.append((rotate_action(s), state.side, tuple((x + step) % 4 for x in own), 0))
-    trump = state.trump
-    while trump == state.trump:  # ROLL: one sample of the conditioned 2d6
-        trump = 2 + int(rand.random() * 6) + int(rand.random() * 6)
-    choices.append((ROLL, state.side, own, trump))
+    side, mine = state.side, suits[p]
+    new_trump = trump
+    while new_trump == trump:  # ROLL: one sample of the conditioned 2d6
+        new_trump = 2 + int(rand.random() * 6) + int(rand.random() * 6)
+    choices = [(FLIP, side ^ 1, suits, trump), (ROLL, side, suits, new_trump)]
+    for suit in range(NUM_SUITS):
+        if suit != mine:
+            step = suit - mine
+            turned = tuple((x + step) % NUM_SUITS for x in suits)
+            choices.append((rotate_action(suit), side, turned, trump))
     best, best_v = FLIP, -1e9
-    for a, side, suits, t in choices:
-        s2 = state._replace(side=side, trump=t or state.trump)
-        v = max(_card_value(c, s2, suits, p, unseen, opponents_hold, 1.0) for c in _cards(hand))
+    for a, side2, suits2, trump2 in choices:
+        v = max(_win_chances(cards, side2, suits2, p, trump2, unseen, hold))
         v += rand.random() * 1e-9
         if v > best_v:
             best, best_v = a, v
@@ -344,20 +351,38 @@ def _cards(mask: int) -> list[int]:
     return out
 
 
-def _card_value(
-    c: int, state: Any, suits: tuple[int, ...], p: int, unseen: int, hold: int, stake: float
-) -> float:
-    """Chance-weighted stake of card ``c`` for seat ``p``: 0 if it cannot take the trick."""
-    v, trump = card_value(c), state.trump
-    if v != trump and card_suit(c) != suits[p]:
-        return 0.0  # "A trick" 3b: neither a trump nor my own suit
-    i = v - MIN_VALUE
-    threats = (unseen & _VALUE_CARDS[i]).bit_count()  # 3a: the same value neutralises
-    if v != trump:
-        threats += (unseen & _VALUE_CARDS[trump - MIN_VALUE]).bit_count()  # 3c
-        better = _ABOVE[i] if state.side == UP else _BELOW[i]
-        better &= ~(1 << (trump - MIN_VALUE))
-        for q, s in enumerate(suits):
-            if q != p:
-                threats += (unseen >> (s * NUM_VALUES) & better).bit_count()
-    return stake * exp(-ROLLOUT_AGGRESSION * threats / hold)
+def _win_chances(
+    cards: list[int],
+    side: int,
+    suits: tuple[int, ...],
+    p: int,
+    trump: int,
+    unseen: int,
+    hold: int,
+) -> list[float]:
+    """Per card of seat ``p``, a rough chance to take the trick ("A trick" 3), 0 if it cannot.
+
+    Spoilers counted among the cards ``p`` has not seen: the same value (3a), a trump (3c),
+    a better card of an opponent's own suit; each is played about ``1 / hold`` of the time.
+    """
+    t = trump - MIN_VALUE
+    trumps = (unseen & _VALUE_CARDS[t]).bit_count()
+    no_trump = _SUIT_BITS & ~(1 << t)
+    others = [unseen >> (s * NUM_VALUES) & no_trump for q, s in enumerate(suits) if q != p]
+    better, mine = _BETTER[side], suits[p]
+    scale = -ROLLOUT_AGGRESSION / hold
+    out = []
+    for c in cards:
+        i, suit = _CARD[c]
+        if i == t:
+            threats = trumps  # another trump neutralises mine
+        elif suit != mine:
+            out.append(0.0)  # 3b: neither a trump nor my own suit
+            continue
+        else:
+            threats = (unseen & _VALUE_CARDS[i]).bit_count() + trumps
+            b = better[i]
+            for m in others:
+                threats += (m & b).bit_count()
+        out.append(exp(scale * threats))
+    return out
