@@ -27,8 +27,9 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
     95% Wilson interval, the fair share and seconds per decision. ``--ppo GAME=PATH`` adds a
     head-to-head at that policy's table size (``--ppo-players GAME=N``).
 
-The machine is shared: absolute speeds drift with its load; before/after ratios measured
-side by side are the robust number.
+Speeds are in CPU time of this process (``time.process_time``), as is the search's
+``time_limit``: on a shared machine wall time would count the others' work. Strength reports
+the tournament's wall-clock seconds per decision beside it.
 """
 
 from __future__ import annotations
@@ -68,9 +69,9 @@ def policy_speed(game: str, games: int, seed: int) -> tuple[float, int]:
     for _ in range(games):
         state = rules.initial_state(config, rng)
         while not rules.is_terminal(state):
-            start = time.perf_counter()
+            start = time.process_time()
             action = policy(state, rand)
-            spent += time.perf_counter() - start
+            spent += time.process_time() - start
             decisions += 1
             state = rules.apply_action(state, action, rng)
     return 1e6 * spent / decisions, decisions
@@ -101,10 +102,10 @@ def simulations_per_second(game: str, options: dict, sims: int, found: list, see
     """Simulations per second of ``ismcts`` with ``options``, ``sims`` at each position."""
     agent = make_agent("ismcts", game, seed=seed, simulations=sims, **options)
     rules = rules_of(game)
-    done, start = 0, time.perf_counter()
+    done, start = 0, time.process_time()
     for config, state in found:
         done += agent.search(GameView(rules, config, state, state.to_play)).visits
-    return done / (time.perf_counter() - start)
+    return done / (time.process_time() - start)
 
 
 def strength(game: str, lineup: list[str], games: int, seed: int, players: int) -> dict:

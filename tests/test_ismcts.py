@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import random
+import types
 
 import numpy as np
 import pytest
 
+from agents.base import GameView
 from agents.catalog import ROLLOUT_POLICIES, rollout_policy
 from agents.heuristic_kdk import Seen, seen_of_state
+from agents.ismcts import ISMCTSAgent
 from tablegym.games import GAMES, observation_of, rules_of
 from training.evaluate import wilson
+from training.registry import make_agent
 
 # Small tables and short games keep these tests to seconds; the benchmark measures the rest.
 POLICY_GAMES = {
@@ -90,3 +94,66 @@ def test_updown_policy_ignores_what_its_seat_cannot_see():
         assert a == b
         legal = rules.legal_actions(state)
         state = rules.apply_action(state, legal[int(rng.integers(len(legal)))], rng)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"time_limit": 0}, "time_limit must be a number > 0"),
+        ({"time_limit": "1s"}, "time_limit must be a number > 0"),
+        ({"exploration": -0.5}, "exploration must be a number >= 0"),
+        ({"exploration": True}, "exploration must be a number >= 0"),
+        ({"cutoff": "round"}, "cutoff must be one of"),
+        ({"opponents": "all"}, "opponents must be one of"),
+        ({"expansion": "some"}, "expansion must be one of"),
+        ({"rollout_policy": "heuristic"}, "rollout_policy must be callable"),
+        ({"simulations": 0}, "simulations must be an integer >= 1"),
+    ],
+)
+def test_bad_options_give_one_line_errors(options, message):
+    with pytest.raises(ValueError, match=message) as err:
+        ISMCTSAgent(**options)
+    assert "\n" not in str(err.value)
+
+
+class SpyRules(types.ModuleType):
+    """A game's rules, recording every determinisation handed to the search."""
+
+    def __init__(self, rules: types.ModuleType):
+        super().__init__("spy_rules")
+        public = {k: v for k, v in vars(rules).items() if not k.startswith("__")}
+        self.real_sample = public.pop("sample_state")  # the method below wraps it
+        self.__dict__.update(public)
+        self.samples: list[tuple[object, int, object]] = []
+
+    def sample_state(self, state, seat, rng):
+        sample = self.real_sample(state, seat, rng)
+        self.samples.append((state, seat, sample))
+        return sample
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_search_with_policies_sees_only_what_its_seat_can_see(game):
+    # Every determinisation the search plays out looks the same from the searching seat.
+    rules, obs = rules_of(game), observation_of(game)
+    spy = SpyRules(rules)
+    agent = make_agent("ismcts:8", game, seed=0)
+    config = rules.make_config(num_players=4)
+    rng = np.random.default_rng(4)
+    state = rules.initial_state(config, rng)
+    for step in range(120):
+        if rules.is_terminal(state):
+            break
+        legal = rules.legal_actions(state)
+        if step % 7 == 0 and len(legal) > 1:
+            seat = state.to_play
+            mask = np.zeros(rules.NUM_ACTIONS, np.int8)
+            mask[list(legal)] = 1
+            action = agent.act(obs.encode(state, seat), mask, GameView(spy, config, state, seat))
+            assert action in legal
+        else:
+            action = legal[int(rng.integers(len(legal)))]
+        state = rules.apply_action(state, action, rng)
+    assert spy.samples
+    for real, seat, sample in spy.samples:
+        assert np.array_equal(obs.encode(sample, seat), obs.encode(real, seat))
