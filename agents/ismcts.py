@@ -18,9 +18,11 @@ One simulation:
    policy proposes there (``"policy"``: progressive widening guided by the policy).
 3. **Roll out** with the rollout policy (without one, uniformly random legal moves; the
    rules' own ``rng`` draws any chance). With ``cutoff="end"`` the rollout plays to the end of the
-   game; with ``cutoff="score"`` (the default) it stops as soon as any seat's
-   ``rules.scores`` changes, i.e. once the current round (King Up, KdK) or trick (Up & Down)
-   is scored: random play through later rounds adds mostly noise and time.
+   game; with ``cutoff="score"`` it stops as soon as any seat's ``rules.scores`` changes,
+   i.e. once the current round (King Up, KdK) or trick (Up & Down) is scored: play through
+   later rounds adds mostly noise and time. ``"auto"`` (the default) takes the horizon the
+   rollout policy names in its ``cutoff`` attribute, else ``"score"``: Up & Down's policy
+   names ``"end"``, as a one-trick horizon makes the search spend its best cards at once.
 4. **Back up** the result vector: at the end of the game each of the ``k`` winners gets
    ``1/k`` and the others 0; at a cutoff, half of that computed on the current scores plus
    half the seat's margin over the others' mean score, scaled by the score range to [0, 1].
@@ -45,7 +47,7 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
                    busy shared machine does not shrink the search; a limit makes the result
                    depend on the machine's speed, so it is off by default
 ``exploration``    the UCT constant c (>= 0; results are in [0, 1]), default 0.7
-``cutoff``         ``"score"`` (default) or ``"end"``, see 3. above
+``cutoff``         ``"auto"`` (default), ``"score"`` or ``"end"``, see 3. above
 ``opponents``      ``"auto"`` (default: ``"policy"`` with a rollout policy, else ``"tree"``),
                    ``"tree"`` or ``"policy"``
 ``expansion``      ``"all"`` (default) or ``"policy"``, see 2. above (``"all"`` without a
@@ -101,7 +103,7 @@ class ISMCTSAgent(Agent):
         simulations: int = 400,
         seed: int | None = None,
         exploration: float = 0.7,
-        cutoff: str = "score",
+        cutoff: str = "auto",
         rollout_policy: Callable[[Any, random.Random], int] | None = None,
         opponents: str = "auto",
         expansion: str = "all",
@@ -113,7 +115,9 @@ class ISMCTSAgent(Agent):
             _check_number("time_limit", time_limit, 0.0, strict=True)
         if rollout_policy is not None and not callable(rollout_policy):
             raise ValueError(f"rollout_policy must be callable or None; got {rollout_policy!r}")
-        check_choice("cutoff", cutoff, CUTOFFS)
+        check_choice("cutoff", cutoff, ("auto", *CUTOFFS))
+        if cutoff == "auto":
+            cutoff = getattr(rollout_policy, "cutoff", "score")
         check_choice("opponents", opponents, OPPONENTS)
         check_choice("expansion", expansion, EXPANSIONS)
         if opponents == "auto":

@@ -157,3 +157,10 @@ def test_search_with_policies_sees_only_what_its_seat_can_see(game):
     assert spy.samples
     for real, seat, sample in spy.samples:
         assert np.array_equal(obs.encode(sample, seat), obs.encode(real, seat))
+
+
+def test_cutoff_auto_takes_the_policys_horizon():
+    assert make_agent("ismcts", "updown").cutoff == "end"  # named by the U&D policy
+    assert make_agent("ismcts", "kingup").cutoff == "score"  # the King Up! policy names none
+    assert make_agent("ismcts:5,cutoff=score", "updown").cutoff == "score"
+    assert make_agent("ismcts:5,rollout=random", "updown").cutoff == "score"
