@@ -52,6 +52,10 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
                    ``"tree"`` or ``"policy"``
 ``expansion``      ``"all"`` (default) or ``"policy"``, see 2. above (``"all"`` without a
                    policy)
+``bias``           progressive bias toward the rollout policy's move at this seat's tree
+                   nodes (>= 0): it is expanded first and its UCT value gets
+                   ``bias / (visits + 1)``, so a few noisy rollouts do not talk the search
+                   out of a sound move. None (default): the policy's ``bias`` attribute, else 0
 ``rollout_policy`` the full-state policy, or None for uniform random rollouts (the registry's
                    ``rollout=random``)
 ``seed``           seeds the determinisations, the rules' chance and the rollouts
@@ -108,6 +112,7 @@ class ISMCTSAgent(Agent):
         opponents: str = "auto",
         expansion: str = "all",
         time_limit: float | None = None,
+        bias: float | None = None,
     ):
         check_int("simulations", simulations, 1)
         _check_number("exploration", exploration, 0.0)
@@ -120,6 +125,11 @@ class ISMCTSAgent(Agent):
             cutoff = getattr(rollout_policy, "cutoff", "score")
         check_choice("opponents", opponents, OPPONENTS)
         check_choice("expansion", expansion, EXPANSIONS)
+        if bias is None:
+            bias = getattr(rollout_policy, "bias", 0.0)
+        self.bias = _check_number("bias", bias, 0.0)
+        if self.bias and rollout_policy is None:
+            raise ValueError("bias needs a rollout policy to favour; got rollout_policy=None")
         if opponents == "auto":
             opponents = "tree" if rollout_policy is None else "policy"
         self.opponents = opponents
@@ -170,6 +180,7 @@ class ISMCTSAgent(Agent):
         apply, legal_actions = rules.apply_action, rules.legal_actions
         is_terminal = rules.is_terminal
         act, rng = self.default_action, self.rng
+        bias = self.bias
         while not is_terminal(state):
             p = state.to_play
             if not tree_all and p != seat:
@@ -179,6 +190,7 @@ class ISMCTSAgent(Agent):
             children = node.children
             untried = []
             best, best_ucb = None, -1.0
+            hint = self.rollout_policy(state, self.py_rng) if bias else -1
             for a in legal_actions(state):
                 child = children.get(a)
                 if child is None:
@@ -189,9 +201,11 @@ class ISMCTSAgent(Agent):
                 u = child.total[p] / child.visits + c * math.sqrt(
                     math.log(child.avail) / child.visits
                 )
+                if a == hint:
+                    u += bias / (child.visits + 1)  # progressive bias toward the policy
                 if u > best_ucb:
                     best, best_ucb = a, u
-            a = self.expand_choice(state, untried)
+            a = hint if hint in untried else self.expand_choice(state, untried)
             if a is not None:
                 node = children[a] = Node(n)
                 node.avail = 1

@@ -108,6 +108,8 @@ def test_updown_policy_ignores_what_its_seat_cannot_see():
         ({"expansion": "some"}, "expansion must be one of"),
         ({"rollout_policy": "heuristic"}, "rollout_policy must be callable"),
         ({"simulations": 0}, "simulations must be an integer >= 1"),
+        ({"bias": -1}, "bias must be a number >= 0"),
+        ({"bias": 1.0}, "bias needs a rollout policy"),
     ],
 )
 def test_bad_options_give_one_line_errors(options, message):
@@ -164,3 +166,27 @@ def test_cutoff_auto_takes_the_policys_horizon():
     assert make_agent("ismcts", "kingup").cutoff == "score"  # the King Up! policy names none
     assert make_agent("ismcts:5,cutoff=score", "updown").cutoff == "score"
     assert make_agent("ismcts:5,rollout=random", "updown").cutoff == "score"
+
+
+def test_a_large_bias_plays_the_policys_move():
+    # KdK's policy is the heuristic (deterministic up to exact ties): with an overwhelming
+    # bias every simulation after the first visit of each move follows it: it is played.
+    rules, obs = rules_of("kdk"), observation_of("kdk")
+    policy = rollout_policy("kdk")
+    agent = make_agent("ismcts:40,bias=1e9", "kdk", seed=0)
+    config = rules.make_config(num_players=3, num_rounds=1)
+    rng = np.random.default_rng(8)
+    state = rules.initial_state(config, rng)
+    checked = 0
+    while not rules.is_terminal(state) and checked < 12:
+        legal = rules.legal_actions(state)
+        action = legal[int(rng.integers(len(legal)))]
+        if len(legal) > 1:
+            seat = state.to_play
+            mask = np.zeros(rules.NUM_ACTIONS, np.int8)
+            mask[list(legal)] = 1
+            view = GameView(rules, config, state, seat)
+            assert agent.act(obs.encode(state, seat), mask, view) == policy(state, random.Random(0))
+            checked += 1
+        state = rules.apply_action(state, action, rng)
+    assert checked == 12
