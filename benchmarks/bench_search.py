@@ -24,8 +24,10 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
     A seat-rotated tournament (``training.evaluate.evaluate``) of ISMCTS at
     ``--time-limit`` seconds per decision against three heuristics, 4 players, ``--games``
     games from ``--seed`` (a seed not used while tuning), one process: the win rate with its
-    95% Wilson interval, the fair share and seconds per decision. ``--ppo GAME=PATH`` adds a
-    head-to-head at that policy's table size (``--ppo-players GAME=N``).
+    95% Wilson interval, the fair share and wall seconds per decision, printed after every
+    ``--chunk`` games (chunk ``i`` plays on seed ``--seed + i``), so a run cut short still
+    reports what it finished. ``--ppo GAME=PATH`` adds a head-to-head at that policy's table
+    size (King Up! 4, Up & Down 2, KdK 3 players, as the notebooks' models were trained).
 
 Speeds are in CPU time of this process (``time.process_time``), as is the search's
 ``time_limit``: on a shared machine wall time would count the others' work. Strength reports
@@ -35,9 +37,11 @@ the tournament's wall-clock seconds per decision beside it.
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +52,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 from agents import catalog  # noqa: E402
 from agents.base import GameView  # noqa: E402
 from tablegym.games import GAMES, check_game, observation_of, rules_of  # noqa: E402
-from training.evaluate import evaluate  # noqa: E402
+from training.evaluate import evaluate, wilson  # noqa: E402
 from training.registry import make_agent  # noqa: E402
 
 PARTS = ("policy", "speed", "strength")
@@ -108,18 +112,31 @@ def simulations_per_second(game: str, options: dict, sims: int, found: list, see
     return done / (time.process_time() - start)
 
 
-def strength(game: str, lineup: list[str], games: int, seed: int, players: int) -> dict:
-    """Win rate, interval and s/decision of the first spec in a seat-rotated tournament."""
-    result = evaluate(game, lineup, games=games, seed=seed, options={"num_players": players})
-    row = result["agents"][0]
-    return {
-        "games": result["games"],
-        "win_rate": row["win_rate"],
-        "ci": row["win_rate_ci"],
-        "fair": result["fair_share"],
-        "sec_per_decision": row["sec_per_decision"],
-        "seconds": result["run"]["seconds"],
-    }
+def strength(
+    game: str, lineup: list[str], games: int, seed: int, players: int, chunk: int
+) -> Iterator[dict]:
+    """The first spec's running totals after each chunk of a seat-rotated tournament.
+
+    Chunk ``i`` is ``evaluate(..., games=chunk, seed=seed + i)``, so a run cut short still
+    reports every finished chunk, and a longer run repeats the shorter one's games.
+    """
+    wins = seat_games = 0.0
+    think = 0.0
+    for i in range(math.ceil(games / chunk)):
+        result = evaluate(
+            game, lineup, games=chunk, seed=seed + i, options={"num_players": players}
+        )
+        row = result["agents"][0]
+        wins += row["wins"]
+        seat_games += row["seat_games"]
+        think += row["sec_per_decision"] * row["seat_games"]
+        yield {
+            "games": int(seat_games),
+            "win_rate": wins / seat_games,
+            "ci": wilson(wins, int(seat_games)),
+            "fair": result["fair_share"],
+            "sec_per_decision": think / seat_games,
+        }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -133,9 +150,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--policy-games", type=int, default=20)
     p.add_argument("--positions", type=int, default=30)
     p.add_argument("--speed-sims", type=int, default=50)
+    p.add_argument("--chunk", type=int, default=8, help="strength: games per printed line")
     p.add_argument("--ppo", action="append", default=[], help="GAME=PATH head to head")
     args = p.parse_args(argv)
-    for name in ("games", "policy_games", "positions", "speed_sims"):
+    for name in ("games", "policy_games", "positions", "speed_sims", "chunk"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.time_limit <= 0:
@@ -151,14 +169,15 @@ def main(argv: list[str] | None = None) -> None:
     for game in games:
         if "policy" in args.parts:
             us, n = policy_speed(game, args.policy_games, seed=1)
-            print(f"{game:7s} rollout policy: {us:7.1f} µs/decision over {n} decisions")
+            print(f"{game:7s} rollout policy: {us:7.1f} µs/decision over {n} decisions", flush=True)
         if "speed" in args.parts:
             found = positions(game, args.positions, seed=2)
             before = simulations_per_second(game, BEFORE[game], args.speed_sims, found, 3)
             after = simulations_per_second(game, {}, args.speed_sims, found, 3)
             print(
                 f"{game:7s} simulations/s: before {before:7.0f}  after {after:7.0f}  "
-                f"({after / before:.2f}x; {args.speed_sims} per position, {len(found)} positions)"
+                f"({after / before:.2f}x; {args.speed_sims} per position, {len(found)} positions)",
+                flush=True,
             )
         if "strength" in args.parts:
             lineups = [("3 heuristics", [search] + ["heuristic"] * 3, 4)]
@@ -166,15 +185,15 @@ def main(argv: list[str] | None = None) -> None:
                 n = PPO_PLAYERS[game]
                 lineups.append((f"{n - 1} x ppo", [search] + [f"ppo:{ppo[game]}"] * (n - 1), n))
             for label, lineup, n in lineups:
-                r = strength(game, lineup, args.games, args.seed, n)
-                lo, hi = r["ci"]
-                print(
-                    f"{game:7s} ISMCTS ({args.time_limit} s) vs {label}: win rate "
-                    f"{r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {r['fair']:.3f}), "
-                    f"{r['games']} games, seed {args.seed}, "
-                    f"{r['sec_per_decision']:.3f} s/decision, {r['seconds']:.0f} s"
-                )
-            sys.stdout.flush()
+                for r in strength(game, lineup, args.games, args.seed, n, args.chunk):
+                    lo, hi = r["ci"]
+                    print(
+                        f"{game:7s} ISMCTS ({args.time_limit} s CPU) vs {label}: win rate "
+                        f"{r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {r['fair']:.3f}), "
+                        f"{r['games']} games from seed {args.seed}, "
+                        f"{r['sec_per_decision']:.2f} s/decision wall",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
