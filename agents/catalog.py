@@ -25,9 +25,10 @@ ROLLOUT_POLICIES = {
     "updown": "agents.heuristic_updown:rollout_policy",
     "kdk": "agents.heuristic_kdk:rollout_policy",
 }
-# Simulations of a bare ``ismcts`` spec: what keeps a move well under a second on two cores
-# (a KdK rollout to the end of a round is about 200 steps, ten times a King Up! one).
-DEFAULT_SIMULATIONS = {"kingup": 400, "updown": 1000, "kdk": 50}
+# Simulations of a bare ``ismcts`` spec: about 0.2-0.35 s of CPU per decision with the
+# policies above (measured by benchmarks/bench_search.py: about 5,000 simulations/s in King
+# Up!, 3,000 in Up & Down, whose rollouts run to the end of the game, 440 in KdK).
+DEFAULT_SIMULATIONS = {"kingup": 1000, "updown": 1000, "kdk": 100}
 
 
 def load(target: str) -> Any:
