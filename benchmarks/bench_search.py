@@ -152,6 +152,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--speed-sims", type=int, default=50)
     p.add_argument("--chunk", type=int, default=8, help="strength: games per printed line")
     p.add_argument("--ppo", action="append", default=[], help="GAME=PATH head to head")
+    p.add_argument(
+        "--vs",
+        nargs="+",
+        choices=("heuristic", "ppo"),
+        default=["heuristic", "ppo"],
+        help="strength: the opponents to play (ppo only where --ppo names a policy)",
+    )
     args = p.parse_args(argv)
     for name in ("games", "policy_games", "positions", "speed_sims", "chunk"):
         if getattr(args, name) < 1:
@@ -180,8 +187,10 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
         if "strength" in args.parts:
-            lineups = [("3 heuristics", [search] + ["heuristic"] * 3, 4)]
-            if game in ppo:
+            lineups = []
+            if "heuristic" in args.vs:
+                lineups.append(("3 heuristics", [search] + ["heuristic"] * 3, 4))
+            if game in ppo and "ppo" in args.vs:
                 n = PPO_PLAYERS[game]
                 lineups.append((f"{n - 1} x ppo", [search] + [f"ppo:{ppo[game]}"] * (n - 1), n))
             for label, lineup, n in lineups:
