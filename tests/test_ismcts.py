@@ -190,3 +190,9 @@ def test_a_large_bias_plays_the_policys_move():
             checked += 1
         state = rules.apply_action(state, action, rng)
     assert checked == 12
+
+
+def test_bias_defaults_to_the_policys():
+    assert make_agent("ismcts", "kdk").bias == 2.0  # named by the KdK policy
+    assert make_agent("ismcts", "kingup").bias == 0.0
+    assert make_agent("ismcts:5,bias=0", "kdk").bias == 0.0
