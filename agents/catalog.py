@@ -18,11 +18,17 @@ HEURISTICS = {
     "kdk": "agents.heuristic_kdk:HeuristicKdK",
 }
 # Game knowledge the search may use inside its determinisations (see agents/ismcts.py):
-# a fast full-state policy for the rollouts. Games without one roll out uniformly at random.
-ROLLOUT_POLICIES = {"kingup": "agents.heuristic_kingup:rollout_policy"}
-# Simulations of a bare ``ismcts`` spec: what keeps a move well under a second on two cores
-# (a KdK rollout to the end of a round is about 200 steps, ten times a King Up! one).
-DEFAULT_SIMULATIONS = {"kingup": 400, "updown": 1000, "kdk": 50}
+# a full-state policy for the rollouts and for the other seats inside the tree, each beside its
+# game's heuristic. A game without one would roll out uniformly at random.
+ROLLOUT_POLICIES = {
+    "kingup": "agents.heuristic_kingup:rollout_policy",
+    "updown": "agents.heuristic_updown:rollout_policy",
+    "kdk": "agents.heuristic_kdk:rollout_policy",
+}
+# Simulations of a bare ``ismcts`` spec: about 0.2-0.35 s of CPU per decision with the
+# policies above (measured by benchmarks/bench_search.py: about 5,000 simulations/s in King
+# Up!, 3,000 in Up & Down, whose rollouts run to the end of the game, 440 in KdK).
+DEFAULT_SIMULATIONS = {"kingup": 1000, "updown": 1000, "kdk": 100}
 
 
 def load(target: str) -> Any:

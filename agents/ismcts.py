@@ -16,11 +16,13 @@ One simulation:
    (max^n), so the same search serves 2 to 6 players.
 2. **Expand** one untried legal action (``expansion="all"``), or only a move the rollout
    policy proposes there (``"policy"``: progressive widening guided by the policy).
-3. **Roll out** with the rollout policy, by default uniformly random legal moves (the rules'
-   own ``rng`` draws any chance). With ``cutoff="end"`` the rollout plays to the end of the
-   game; with ``cutoff="score"`` (the default) it stops as soon as any seat's
-   ``rules.scores`` changes, i.e. once the current round (King Up, KdK) or trick (Up & Down)
-   is scored: random play through later rounds adds mostly noise and time.
+3. **Roll out** with the rollout policy (without one, uniformly random legal moves; the
+   rules' own ``rng`` draws any chance). With ``cutoff="end"`` the rollout plays to the end of the
+   game; with ``cutoff="score"`` it stops as soon as any seat's ``rules.scores`` changes,
+   i.e. once the current round (King Up, KdK) or trick (Up & Down) is scored: play through
+   later rounds adds mostly noise and time. ``"auto"`` (the default) takes the horizon the
+   rollout policy names in its ``cutoff`` attribute, else ``"score"``: Up & Down's policy
+   names ``"end"``, as a one-trick horizon makes the search spend its best cards at once.
 4. **Back up** the result vector: at the end of the game each of the ``k`` winners gets
    ``1/k`` and the others 0; at a cutoff, half of that computed on the current scores plus
    half the seat's margin over the others' mean score, scaled by the score range to [0, 1].
@@ -28,11 +30,38 @@ One simulation:
 Opponents. With ``opponents="tree"`` every seat's moves are tree nodes. In a single-observer
 tree the others' nodes are shared by all determinisations, so there an opponent chooses as if
 it did not know its own cards, which is badly wrong in a game like King Up! where a vote
-follows the voter's card. A game may therefore supply a *rollout policy*, a fast function
-``policy(state, random.Random) -> action`` over the full (determinised) state; with
-``opponents="policy"`` (the default when a policy is given) the others play by it also inside
-the tree, which then branches on this seat's decisions only. The registry plugs in the King
-Up! policy from ``agents/heuristic_kingup.py``; the other games search with random rollouts.
+follows the voter's card. Every game therefore supplies a *rollout policy*
+(``agents.catalog.ROLLOUT_POLICIES``, each beside its game's heuristic), a fast function
+``policy(state, random.Random) -> action`` over the full (determinised) state that reads only
+what the seat to play could see; with ``opponents="policy"`` (the default when a policy is
+given) the others play by it also inside the tree, which then branches on this seat's
+decisions only.
+
+Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.registry``):
+
+=================  =========================================================================
+``simulations``    simulations per decision (int >= 1); the registry's bare ``ismcts`` uses
+                   ``agents.catalog.DEFAULT_SIMULATIONS``
+``time_limit``     None, or CPU seconds of this process per decision (> 0): the search stops
+                   after the simulation that crosses it. CPU time, not wall time, so that a
+                   busy shared machine does not shrink the search; a limit makes the result
+                   depend on the machine's speed, so it is off by default
+``exploration``    the UCT constant c (>= 0; results are in [0, 1]), default 0.7
+``cutoff``         ``"auto"`` (default), ``"score"`` or ``"end"``, see 3. above
+``opponents``      ``"auto"`` (default: ``"policy"`` with a rollout policy, else ``"tree"``),
+                   ``"tree"`` or ``"policy"``
+``expansion``      ``"all"`` (default) or ``"policy"``, see 2. above (``"all"`` without a
+                   policy)
+``bias``           progressive bias toward the rollout policy's move at this seat's tree
+                   nodes (>= 0): it is expanded first and its UCT value gets
+                   ``bias / (visits + 1)``, so a few noisy rollouts do not talk the search
+                   out of a sound move. None (default): the policy's ``bias`` attribute, else 0
+``rollout_policy`` the full-state policy, or None for uniform random rollouts (the registry's
+                   ``rollout=random``)
+``seed``           seeds the determinisations, the rules' chance and the rollouts
+=================  =========================================================================
+
+Bad options raise a one-line ``ValueError`` naming the option and what it accepts.
 
 The move is the most visited legal root action (ties: the best mean result for the seat).
 Needs from the rules module: ``legal_actions``, ``apply_action``, ``is_terminal``,
@@ -78,16 +107,29 @@ class ISMCTSAgent(Agent):
         simulations: int = 400,
         seed: int | None = None,
         exploration: float = 0.7,
-        cutoff: str = "score",
+        cutoff: str = "auto",
         rollout_policy: Callable[[Any, random.Random], int] | None = None,
         opponents: str = "auto",
         expansion: str = "all",
         time_limit: float | None = None,
+        bias: float | None = None,
     ):
         check_int("simulations", simulations, 1)
-        check_choice("cutoff", cutoff, CUTOFFS)
+        _check_number("exploration", exploration, 0.0)
+        if time_limit is not None:
+            _check_number("time_limit", time_limit, 0.0, strict=True)
+        if rollout_policy is not None and not callable(rollout_policy):
+            raise ValueError(f"rollout_policy must be callable or None; got {rollout_policy!r}")
+        check_choice("cutoff", cutoff, ("auto", *CUTOFFS))
+        if cutoff == "auto":
+            cutoff = getattr(rollout_policy, "cutoff", "score")
         check_choice("opponents", opponents, OPPONENTS)
         check_choice("expansion", expansion, EXPANSIONS)
+        if bias is None:
+            bias = getattr(rollout_policy, "bias", 0.0)
+        self.bias = _check_number("bias", bias, 0.0)
+        if self.bias and rollout_policy is None:
+            raise ValueError("bias needs a rollout policy to favour; got rollout_policy=None")
         if opponents == "auto":
             opponents = "tree" if rollout_policy is None else "policy"
         self.opponents = opponents
@@ -120,12 +162,13 @@ class ISMCTSAgent(Agent):
         rules = view.rules
         n = len(rules.scores(view.state))
         root = Node(n)
-        # A time limit makes the result depend on the machine's speed; off by default.
-        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        # The limit is on this process's CPU time: on a shared machine, wall time would
+        # shrink the search with the load. It makes the result depend on the machine's speed.
+        deadline = None if self.time_limit is None else time.process_time() + self.time_limit
+        sample, seat, rng = rules.sample_state, view.seat, self.rng
         for _ in range(self.simulations):
-            state = rules.sample_state(view.state, view.seat, self.rng)
-            self.simulate(rules, root, state, view.seat)
-            if deadline is not None and time.perf_counter() > deadline:
+            self.simulate(rules, root, sample(view.state, seat, rng), seat)
+            if deadline is not None and time.process_time() > deadline:
                 break
         return root
 
@@ -134,29 +177,44 @@ class ISMCTSAgent(Agent):
         node, path = root, [root]
         c, n = self.exploration, len(root.total)
         tree_all = self.opponents == "tree"
-        while not rules.is_terminal(state):
-            if not tree_all and state.to_play != seat:
-                state = rules.apply_action(state, self.default_action(rules, state), self.rng)
+        apply, legal_actions = rules.apply_action, rules.legal_actions
+        is_terminal = rules.is_terminal
+        act, rng = self.default_action, self.rng
+        bias = self.bias
+        while not is_terminal(state):
+            p = state.to_play
+            if not tree_all and p != seat:
+                # The other seats play by the policy, which knows their cards here.
+                state = apply(state, act(rules, state), rng)
                 continue
-            legal = rules.legal_actions(state)
             children = node.children
-            untried = [a for a in legal if a not in children]
-            for a in legal:
-                if a in children:
-                    children[a].avail += 1
-            a = self.expand_choice(state, untried)
+            untried = []
+            best, best_ucb = None, -1.0
+            hint = self.rollout_policy(state, self.py_rng) if bias else -1
+            for a in legal_actions(state):
+                child = children.get(a)
+                if child is None:
+                    untried.append(a)
+                    continue
+                child.avail += 1
+                # UCT with availability counts (ISMCTS), the mover's own result entry.
+                u = child.total[p] / child.visits + c * math.sqrt(
+                    math.log(child.avail) / child.visits
+                )
+                if a == hint:
+                    u += bias / (child.visits + 1)  # progressive bias toward the policy
+                if u > best_ucb:
+                    best, best_ucb = a, u
+            a = hint if hint in untried else self.expand_choice(state, untried)
             if a is not None:
                 node = children[a] = Node(n)
                 node.avail = 1
                 path.append(node)
-                state = rules.apply_action(state, a, self.rng)
+                state = apply(state, a, rng)
                 break
-            p = state.to_play
-            tried = [a for a in legal if a in children]
-            a = max(tried, key=lambda a: _ucb(children[a], p, c))
-            node = children[a]
+            node = children[best]
             path.append(node)
-            state = rules.apply_action(state, a, self.rng)
+            state = apply(state, best, rng)
         result = self.rollout(rules, state)
         for nd in path:
             nd.visits += 1
@@ -165,14 +223,20 @@ class ISMCTSAgent(Agent):
                 tot[i] += result[i]
 
     def rollout(self, rules: ModuleType, state: Any) -> list[float]:
-        """Random play to the end, or to the first change of scores under ``cutoff="score"``."""
-        start = rules.scores(state) if self.cutoff == "score" else None
-        while not rules.is_terminal(state):
-            state = rules.apply_action(state, self.default_action(rules, state), self.rng)
-            if start is not None:
-                now = rules.scores(state)
-                if now != start and not rules.is_terminal(state):
+        """Play on by the rollout policy to the end, or to the first change of scores under
+        ``cutoff="score"``."""
+        apply, is_terminal, scores = rules.apply_action, rules.is_terminal, rules.scores
+        act, rng = self.default_action, self.rng
+        if self.cutoff == "score":
+            start = scores(state)
+            while not is_terminal(state):
+                state = apply(state, act(rules, state), rng)
+                now = scores(state)
+                if now != start and not is_terminal(state):
                     return cutoff_value(now)
+        else:
+            while not is_terminal(state):
+                state = apply(state, act(rules, state), rng)
         return terminal_value(rules.winners(state), len(rules.scores(state)))
 
     def expand_choice(self, state: Any, untried: list[int]) -> int | None:
@@ -196,8 +260,13 @@ class ISMCTSAgent(Agent):
         return legal[int(self.py_rng.random() * len(legal))]
 
 
-def _ucb(child: Node, seat: int, c: float) -> float:
-    return child.total[seat] / child.visits + c * math.sqrt(math.log(child.avail) / child.visits)
+def _check_number(name: str, value: Any, low: float, strict: bool = False) -> float:
+    """``value`` if it is a real number above ``low`` (``strict``) or at least ``low``."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < low or (strict and value == low):
+        bound = f"> {low}" if strict else f">= {low}"
+        raise ValueError(f"{name} must be a number {bound}; got {value!r}")
+    return float(value)
 
 
 def best_action(root: Node, legal: list[int], seat: int) -> int:

@@ -1,0 +1,209 @@
+"""ISMCTS baseline: rollout-policy speed, simulations per second and strength, per game.
+
+Usage (from the repository root)::
+
+    python benchmarks/bench_search.py --games 200 --seed 20261124 --time-limit 0.5
+    python benchmarks/bench_search.py --parts speed            # speeds only, seconds
+    python benchmarks/bench_search.py --parts strength --game kdk --games 40
+
+Three parts (``--parts``, default all), each per game (``--game``, default all three):
+
+``policy``
+    µs per decision of the game's full-state rollout policy (``agents.catalog.
+    ROLLOUT_POLICIES``), timed on every decision of ``--policy-games`` games in which it
+    plays every seat.
+``speed``
+    Simulations per second of the search, before and after: *before* is the search as the
+    baseline shipped it (uniform random rollouts, every seat's move in the tree, for the
+    games that had no rollout policy: ``rollout=random,opponents=tree``), *after* the
+    default spec ``ismcts``. Both run ``--speed-sims`` simulations on the same positions
+    (every decision of the first seat in heuristic games, ``--positions`` of them), in the
+    same process, one after the other, so load on a shared machine hits both alike. (King
+    Up! had its policy already: its *before* is the same spec, for scale.)
+``strength``
+    A seat-rotated tournament (``training.evaluate.evaluate``) of ISMCTS at
+    ``--time-limit`` seconds per decision against three heuristics, 4 players, ``--games``
+    games from ``--seed`` (a seed not used while tuning), one process: the win rate with its
+    95% Wilson interval, the fair share and wall seconds per decision, printed after every
+    ``--chunk`` games (chunk ``i`` plays on seed ``--seed + i``), so a run cut short still
+    reports what it finished. ``--ppo GAME=PATH`` adds a head-to-head at that policy's table
+    size (King Up! 4, Up & Down 2, KdK 3 players, as the notebooks' models were trained).
+
+Speeds are in CPU time of this process (``time.process_time``), as is the search's
+``time_limit``: on a shared machine wall time would count the others' work. Strength reports
+the tournament's wall-clock seconds per decision beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents import catalog  # noqa: E402
+from agents.base import GameView  # noqa: E402
+from tablegym.games import GAMES, check_game, observation_of, rules_of  # noqa: E402
+from training.evaluate import evaluate, wilson  # noqa: E402
+from training.registry import make_agent  # noqa: E402
+
+PARTS = ("policy", "speed", "strength")
+# The options that give the search as the baseline shipped it (King Up! had its policy).
+BEFORE = {"kingup": {}, "updown": {"rollout": "random"}, "kdk": {"rollout": "random"}}
+# The PPO policies in notebooks/models were trained at these table sizes.
+PPO_PLAYERS = {"kingup": 4, "updown": 2, "kdk": 3}
+SEARCH_OPTIONS = {"num_players": 4}
+
+
+def policy_speed(game: str, games: int, seed: int) -> tuple[float, int]:
+    """Mean µs per decision of the rollout policy playing every seat, and the decisions."""
+    rules = rules_of(game)
+    policy = catalog.rollout_policy(game)
+    config = rules.make_config(**SEARCH_OPTIONS)
+    rng, rand = np.random.default_rng(seed), random.Random(seed)
+    spent, decisions = 0.0, 0
+    for _ in range(games):
+        state = rules.initial_state(config, rng)
+        while not rules.is_terminal(state):
+            start = time.process_time()
+            action = policy(state, rand)
+            spent += time.process_time() - start
+            decisions += 1
+            state = rules.apply_action(state, action, rng)
+    return 1e6 * spent / decisions, decisions
+
+
+def positions(game: str, count: int, seed: int) -> list[tuple[object, object]]:
+    """(config, state) of the first ``count`` decisions of seat 0 in heuristic games."""
+    rules, obs = rules_of(game), observation_of(game)
+    config = rules.make_config(**SEARCH_OPTIONS)
+    rng = np.random.default_rng(seed)
+    agents = [make_agent("heuristic", game, seed=seed + s) for s in range(4)]
+    found: list[tuple[object, object]] = []
+    while len(found) < count:
+        state = rules.initial_state(config, rng)
+        while not rules.is_terminal(state) and len(found) < count:
+            legal = rules.legal_actions(state)
+            p = state.to_play
+            if len(legal) > 1 and p == 0:
+                found.append((config, state))
+            mask = np.zeros(rules.NUM_ACTIONS, np.int8)
+            mask[list(legal)] = 1
+            action = agents[p].act(obs.encode(state, p), mask) if len(legal) > 1 else legal[0]
+            state = rules.apply_action(state, action, rng)
+    return found
+
+
+def simulations_per_second(game: str, options: dict, sims: int, found: list, seed: int) -> float:
+    """Simulations per second of ``ismcts`` with ``options``, ``sims`` at each position."""
+    agent = make_agent("ismcts", game, seed=seed, simulations=sims, **options)
+    rules = rules_of(game)
+    done, start = 0, time.process_time()
+    for config, state in found:
+        done += agent.search(GameView(rules, config, state, state.to_play)).visits
+    return done / (time.process_time() - start)
+
+
+def strength(
+    game: str, lineup: list[str], games: int, seed: int, players: int, chunk: int
+) -> Iterator[dict]:
+    """The first spec's running totals after each chunk of a seat-rotated tournament.
+
+    Chunk ``i`` is ``evaluate(..., games=chunk, seed=seed + i)``, so a run cut short still
+    reports every finished chunk, and a longer run repeats the shorter one's games.
+    """
+    wins = seat_games = 0.0
+    think = 0.0
+    for i in range(math.ceil(games / chunk)):
+        result = evaluate(
+            game, lineup, games=chunk, seed=seed + i, options={"num_players": players}
+        )
+        row = result["agents"][0]
+        wins += row["wins"]
+        seat_games += row["seat_games"]
+        think += row["sec_per_decision"] * row["seat_games"]
+        yield {
+            "games": int(seat_games),
+            "win_rate": wins / seat_games,
+            "ci": wilson(wins, int(seat_games)),
+            "fair": result["fair_share"],
+            "sec_per_decision": think / seat_games,
+        }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the chosen parts for the chosen games and print one line per measurement."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--game", action="append", choices=list(GAMES), help="default: all")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    p.add_argument("--games", type=int, default=200, help="strength: games per game")
+    p.add_argument("--seed", type=int, default=20261124, help="strength: fresh, not tuned on")
+    p.add_argument("--time-limit", type=float, default=0.5, help="seconds per decision")
+    p.add_argument("--policy-games", type=int, default=20)
+    p.add_argument("--positions", type=int, default=30)
+    p.add_argument("--speed-sims", type=int, default=50)
+    p.add_argument("--chunk", type=int, default=8, help="strength: games per printed line")
+    p.add_argument("--ppo", action="append", default=[], help="GAME=PATH head to head")
+    p.add_argument(
+        "--vs",
+        nargs="+",
+        choices=("heuristic", "ppo"),
+        default=["heuristic", "ppo"],
+        help="strength: the opponents to play (ppo only where --ppo names a policy)",
+    )
+    args = p.parse_args(argv)
+    for name in ("games", "policy_games", "positions", "speed_sims", "chunk"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.time_limit <= 0:
+        p.error("--time-limit must be > 0")
+    ppo = {}
+    for item in args.ppo:
+        game, sep, path = item.partition("=")
+        if not sep or not Path(path).is_file():
+            p.error(f"--ppo takes GAME=PATH to an existing file; got {item!r}")
+        ppo[check_game(game)] = path
+    games = args.game or list(GAMES)
+    search = f"ismcts:1000000,time_limit={args.time_limit}"
+    for game in games:
+        if "policy" in args.parts:
+            us, n = policy_speed(game, args.policy_games, seed=1)
+            print(f"{game:7s} rollout policy: {us:7.1f} µs/decision over {n} decisions", flush=True)
+        if "speed" in args.parts:
+            found = positions(game, args.positions, seed=2)
+            before = simulations_per_second(game, BEFORE[game], args.speed_sims, found, 3)
+            after = simulations_per_second(game, {}, args.speed_sims, found, 3)
+            print(
+                f"{game:7s} simulations/s: before {before:7.0f}  after {after:7.0f}  "
+                f"({after / before:.2f}x; {args.speed_sims} per position, {len(found)} positions)",
+                flush=True,
+            )
+        if "strength" in args.parts:
+            lineups = []
+            if "heuristic" in args.vs:
+                lineups.append(("3 heuristics", [search] + ["heuristic"] * 3, 4))
+            if game in ppo and "ppo" in args.vs:
+                n = PPO_PLAYERS[game]
+                lineups.append((f"{n - 1} x ppo", [search] + [f"ppo:{ppo[game]}"] * (n - 1), n))
+            for label, lineup, n in lineups:
+                for r in strength(game, lineup, args.games, args.seed, n, args.chunk):
+                    lo, hi = r["ci"]
+                    print(
+                        f"{game:7s} ISMCTS ({args.time_limit} s CPU) vs {label}: win rate "
+                        f"{r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {r['fair']:.3f}), "
+                        f"{r['games']} games from seed {args.seed}, "
+                        f"{r['sec_per_decision']:.2f} s/decision wall",
+                        flush=True,
+                    )
+
+
+if __name__ == "__main__":
+    main()
