@@ -18,7 +18,8 @@ Three trainers per game, warm start and evaluation off:
 Each runs at two step counts (``--steps`` for the reference and the peer, ``--our-steps``,
 whole rollouts of 8,192 samples, for ours: each pair takes tens of seconds per trainer); the
 *marginal* rate (extra steps / extra seconds) cancels start-up costs (imports, compilation,
-the first rollout). Rounds are interleaved (reference,
+the first rollout; a first untimed run per trainer and game fills numba's cache). Rounds are
+interleaved (reference,
 ours, peer, then again) so that drift of the shared machine's speed hits all alike. Ours also
 reports its time split (env, each opponent kind, learner inference, update) from its
 ``summary.json``.
@@ -118,6 +119,11 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
     splits: dict = {}
     low, high = args.steps
     trainers = (("reference", reference, args.steps), ("ours", ROOT, args.our_steps))
+    # One untimed run each first: numba compiles the engines' kernels into its cache, and
+    # that one-time cost must not land on one side of a marginal rate.
+    for game in args.games:
+        for who, cwd, pair in trainers:
+            timed(train_cmd(game, pair[0], scratch / f"warm-{who}-{game}"), cwd)
     for rep in range(args.repeats):
         for game in args.games:
             for k in (0, 1):
