@@ -20,8 +20,8 @@ whole rollouts of 8,192 samples, for ours: each pair takes tens of seconds per t
 *marginal* rate (extra steps / extra seconds) cancels start-up costs (imports, compilation,
 the first rollout; a first untimed run per trainer and game fills numba's cache). Rounds are
 interleaved (reference, ours, peer, then again) so that drift of the shared machine's speed
-hits all alike. Ours also reports its time split (env, each opponent kind, learner inference, update) from its
-``summary.json``.
+hits all alike. Ours also reports its time split (env, each opponent kind, learner inference,
+update) from its ``summary.json``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 
@@ -11,3 +12,41 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         self.exit(2, f"error: {message}\n")
+
+
+def dataclass_parser(
+    fields_of: type, prog: str, description: str, choices: dict[str, list] | None = None
+) -> OneLineParser:
+    """A parser with one ``--flag`` per field of the dataclass ``fields_of``.
+
+    Each field's ``metadata["help"]`` is its help and its default the flag's default; ``bool``
+    fields get ``--flag/--no-flag``, a field named ``option`` is a repeatable ``KEY=VALUE``,
+    ``int``/``float`` fields are parsed as such, and ``choices`` restricts fields by name.
+    """
+    parser = OneLineParser(
+        prog=prog,
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    defaults = fields_of()
+    for f in dataclasses.fields(fields_of):
+        flag = "--" + f.name.replace("_", "-")
+        kwargs: dict[str, Any] = {"help": f.metadata["help"], "default": getattr(defaults, f.name)}
+        if f.name in (choices or {}):
+            kwargs["choices"] = choices[f.name]
+        if f.type == "bool":
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif f.name == "option":
+            kwargs.update(action="append", metavar="KEY=VALUE", default=[])
+        elif f.type in ("int | None", "int"):
+            kwargs["type"] = int
+        elif f.type == "float":
+            kwargs["type"] = float
+        parser.add_argument(flag, **kwargs)
+    return parser
+
+
+def given_flags(argv: list[str]) -> frozenset[str]:
+    """Option names set on a command line (``--num-games 8`` -> ``num_games``)."""
+    names = {a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
+    return frozenset(n[3:] if n.startswith("no_") else n for n in names)

@@ -43,7 +43,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tablegym.cli import OneLineParser  # noqa: E402
+from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 
@@ -215,33 +215,7 @@ class Args:
 
 def build_parser() -> argparse.ArgumentParser:
     """argparse from the fields of :class:`Args`; defaults come from the dataclass."""
-    parser = OneLineParser(
-        prog="tablegym-train",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    defaults = Args()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        kwargs: dict[str, Any] = {"help": f.metadata["help"], "default": getattr(defaults, f.name)}
-        if f.name == "game":
-            kwargs["choices"] = list(GAMES)
-        if f.type == "bool":
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif f.name == "option":
-            kwargs.update(action="append", metavar="KEY=VALUE", default=[])
-        elif f.type in ("int | None", "int"):
-            kwargs["type"] = int
-        elif f.type == "float":
-            kwargs["type"] = float
-        parser.add_argument(flag, **kwargs)
-    return parser
-
-
-def given_flags(argv: list[str]) -> frozenset[str]:
-    """Option names set on the command line (``--num-games 8`` -> ``num_games``)."""
-    names = {a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
-    return frozenset(n[3:] if n.startswith("no_") else n for n in names)
+    return dataclass_parser(Args, "tablegym-train", __doc__.split("\n\n")[0], {"game": list(GAMES)})
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Args, frozenset[str]]:

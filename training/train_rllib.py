@@ -47,6 +47,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, rules_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
 
@@ -129,37 +130,14 @@ class Args:
 
 def build_parser() -> argparse.ArgumentParser:
     """argparse from the fields of :class:`Args`; defaults come from the dataclass."""
-    parser = argparse.ArgumentParser(
-        prog="tablegym-train-rllib",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    return dataclass_parser(
+        Args, "tablegym-train-rllib", __doc__.split("\n\n")[0], {"game": sorted(GAMES)}
     )
-    defaults = Args()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        kwargs: dict[str, Any] = {"help": f.metadata["help"], "default": getattr(defaults, f.name)}
-        if f.name == "game":
-            kwargs["choices"] = sorted(GAMES)
-        if f.type == "bool":
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif f.name == "option":
-            kwargs.update(action="append", metavar="KEY=VALUE", default=[])
-        elif f.type in ("int | None", "int"):
-            kwargs["type"] = int
-        elif f.type == "float":
-            kwargs["type"] = float
-        parser.add_argument(flag, **kwargs)
-    return parser
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line."""
     return Args(**vars(build_parser().parse_args(argv)))
-
-
-def given_flags(argv: list[str]) -> frozenset[str]:
-    """The option names set on the command line (``--num-players 3`` -> ``num_players``)."""
-    return frozenset(a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--"))
 
 
 # -- checks before any work ---------------------------------------------------------------
