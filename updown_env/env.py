@@ -39,28 +39,7 @@ Observation
     ``updown_env.observation.decode(obs)``; ``updown_env.observation`` says what a seat could
     remember that is left out, and why.
 
-    <!-- layout: updown_env.observation.LAYOUT -->
-    | index | field | shape | raw range | content |
-    |---|---|---|---|---|
-    | 0–43 | `hand` | 44 | 0/1 | cards in the observer's hand |
-    | 44–87 | `my_choice` | 44 | 0/1 | card the observer chose in this trick |
-    | 88–263 | `played` | 4×44 | 0/1 | per seat, cards revealed this round |
-    | 264–439 | `last_trick` | 4×44 | 0/1 | per seat, its card in the last trick |
-    | 440–445 | `last_result` | 6 | 0/1 | last trick: winner seat 0..3, pot, lost |
-    | 446–447 | `side` | 2 | 0/1 | UP, DOWN |
-    | 448–463 | `suits` | 4×4 | 0/1 | per seat, its own suit |
-    | 464–474 | `trump` | 11 | 0/1 | trump value 2..12 |
-    | 475–478 | `leader` | 4 | 0/1 | trick leader |
-    | 479–482 | `chosen` | 4 | 0/1 | per seat, has chosen a card (not which) |
-    | 483–485 | `phase` | 3 | 0/1 | change the rules, choose cards, game over |
-    | 486 | `pot` | 1 | 0–15 | tricks in the pot |
-    | 487–490 | `tricks` | 4 | 0–R·h | per seat, tricks won over all rounds |
-    | 491–494 | `hand_sizes` | 4 | 0–15 | per seat, cards in hand |
-    | 495 | `tricks_left` | 1 | 0–15 | tricks of this round still to resolve |
-    | 496 | `round` | 1 | 0–R−1 (÷R) | rounds before this one |
-    | 497 | `rounds_left` | 1 | 0–R−1 (÷R) | rounds after this one |
-    | 498–500 | `num_players` | 3 | 0/1 | 2, 3, 4 players |
-    <!-- end layout -->
+    The index table is in ``updown_env/observation.py`` (generated from ``LAYOUT``).
 
 Rewards (option ``reward``)
     ``"win"`` (default): 0 until the game ends, then +1 to each winner (the most tricks over
