@@ -41,3 +41,10 @@ def random_position(game: Any, seed: int, steps: int) -> Any:
         if step == steps:
             break
     return game
+
+
+def pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """A uniformly random legal action per row of a batch of masks."""
+    counts = mask.sum(1)
+    k = (rng.random(len(mask)) * counts).astype(np.int64)
+    return (mask.cumsum(1) <= k[:, None]).sum(1)

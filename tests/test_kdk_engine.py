@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import pick
 from kdk_positions import positions
 from test_kdk_rules import ex1, ex2, ex3, ex4, ex5, ex6, ex7
 
@@ -30,13 +31,6 @@ def engine():
         vg.observe(np.zeros(size, dtype=np.int64))
         vg._impl.random_play(1)
     return E
-
-
-def pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """A uniformly random legal action per row."""
-    counts = mask.sum(1)
-    k = (rng.random(len(mask)) * counts).astype(np.int64)
-    return (mask.cumsum(1) <= k[:, None]).sum(1)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
