@@ -20,13 +20,16 @@ too).
 The HTML page
     One self-contained file (no network access: the script and style are inline) with a step
     slider, back/next buttons (and the arrow keys), the move played at each step and a
-    viewpoint switch. Each position is drawn as the game's text picture (``render.to_text``),
-    not as a matplotlib image: a KdK game has hundreds to thousands of steps and a picture per
-    step would make the page tens of megabytes. The text is stored compactly: every distinct
-    line once, each position as the line numbers of its public view, and each seat's view as
-    the number of public lines it shares plus its own lines. A 3-player KdK game of about
-    1,500 steps makes a page of a few hundred kilobytes; the small inline script rebuilds
-    each view on demand.
+    viewpoint switch; ``page.html#step=40&view=0`` opens a step and view. Each position is
+    shown as the game's picture (``render.draw``, drawn in the page as SVG; ``everything``
+    shows every seat's picture side by side) above its text (``render.to_text``). Both are
+    stored compactly, as a KdK game has hundreds to thousands of steps: the pictures as
+    shapes (:mod:`tablegym.picture`), every distinct shape once and each picture as the
+    numbers of its shapes; the text as every distinct line once, each position as the line
+    numbers of its public view, and each seat's view as the number of public lines it shares
+    plus its own lines. A page costs one to two kilobytes a step; the small inline script
+    builds each view on demand. Drawing takes about 10 ms a picture (the public one and one
+    per seat at every step).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import numpy as np
 
 from tablegym.cli import OneLineParser
 from tablegym.games import env_class
+from tablegym.picture import Painter, picture_ids
 from tablegym.records import check_writable, read_records, replay
 
 
@@ -217,15 +221,19 @@ def browse(
 # -- HTML ---------------------------------------------------------------------------------
 
 
-def page_data(game: Game) -> dict[str, Any]:
-    """The compact JSON behind the page: distinct lines, then per step the line numbers."""
+def page_data(game: Game, progress: bool = False) -> dict[str, Any]:
+    """The compact JSON behind the page: distinct lines and shapes, then per step their
+    numbers; ``progress`` shows a bar while the pictures are drawn."""
     table: dict[str, int] = {}
 
     def ids(lines: list[str]) -> list[int]:
         return [table.setdefault(line, len(table)) for line in lines]
 
+    painter = Painter(game.rendering.draw)
+    pictures = []
     frames = []
-    for state in game.states:
+    for state in _progress(game.states, progress):
+        pictures.append([painter(state)] + [painter(state, s) for s in range(game.num_players)])
         public = game.rendering.to_text(state).splitlines()
         seats = []
         for seat in range(game.num_players):
@@ -233,6 +241,8 @@ def page_data(game: Game) -> dict[str, Any]:
             k = _shared(public, own)
             seats.append([k, *ids(own[k:])])
         frames.append([ids(public), seats])
+    shapes, ids = picture_ids([picture for views in pictures for picture in views])
+    views = game.num_players + 1
     record = game.record
     return {
         "title": f"{record['game']} ({record['env_version']}), seed {record['seed']}",
@@ -245,7 +255,20 @@ def page_data(game: Game) -> dict[str, Any]:
         "frames": frames,
         "moves": [game.move(step) for step in range(len(game.states))],
         "hidden": [game.hidden_from(step) for step in range(len(game.states))],
+        "size": [round(v, 1) for v in painter.points],
+        "shapes": shapes,
+        "pictures": [ids[i : i + views] for i in range(0, len(ids), views)],
     }
+
+
+def _progress(states: list[Any], shown: bool) -> Any:
+    if not shown:
+        return states
+    try:
+        from tqdm import tqdm
+    except ImportError:  # tqdm comes with the train extra; the page does not need it
+        return states
+    return tqdm(states, desc="drawing", unit="step", leave=False, disable=None)
 
 
 _PAGE = """<!DOCTYPE html>
@@ -259,6 +282,10 @@ pre { background: #fff; border: 1px solid #ccc; padding: .8em; font-size: 14px;
       line-height: 1.3; overflow-x: auto; }
 .act { background: #fff3c4; }
 .own { color: #1a5fb4; }
+#picture { display: flex; flex-wrap: wrap; gap: .6em; }
+#picture figure { margin: 0; background: #fff; border: 1px solid #ccc; }
+#picture figcaption { font-size: 12px; padding: .2em .5em; color: #555; }
+#picture svg { display: block; width: 100%%; height: auto; }
 </style></head><body>
 <h2>%(title)s</h2>
 <div>%(players)s<br>%(result)s</div>
@@ -270,6 +297,7 @@ pre { background: #fff; border: 1px solid #ccc; padding: .8em; font-size: 14px;
 <label>view <select id="view"></select></label>
 </p>
 <div id="move"></div>
+<div id="picture"></div>
 <pre id="board"></pre>
 <script id="data" type="application/json">%(data)s</script>
 <script>
@@ -310,6 +338,70 @@ function show() {
     return span;
   }));
   board.dataset.step = String(step);
+  drawPictures(step, v);
+}
+const SVG = "http://www.w3.org/2000/svg";
+const BASELINE = {top: "hanging", middle: "central", bottom: "text-after-edge",
+                  baseline: "auto"};
+function element(name, attributes) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, value] of Object.entries(attributes)) e.setAttribute(k, value);
+  return e;
+}
+function shape(s) {
+  if (s[0] === "r") {
+    const [, x, y, w, h, fill, stroke, lw, rx, hatched] = s;
+    const box = element("rect", {x, y, width: w, height: h, rx, fill, stroke,
+                                 "stroke-width": lw});
+    if (!hatched) return [box];
+    return [box, element("rect", {x, y, width: w, height: h, fill: "url(#hatch)"})];
+  }
+  const [, x, y, text, size, colour, anchor, valign, bold, mono] = s;
+  const lines = text.split("\\n");
+  const first = {top: 0, middle: -(lines.length - 1) / 2}[valign] ?? -(lines.length - 1);
+  const t = element("text", {x, y, "font-size": size, fill: colour, "text-anchor": anchor,
+                             "dominant-baseline": BASELINE[valign]});
+  t.setAttributeNS("http://www.w3.org/XML/1998/namespace", "xml:space", "preserve");
+  if (bold) t.setAttribute("font-weight", "bold");
+  if (mono) t.setAttribute("font-family", "monospace");
+  lines.forEach((line, i) => {
+    const span = element("tspan", {x, dy: ((i === 0 ? first : 1) * 1.2) + "em"});
+    span.textContent = line;
+    t.appendChild(span);
+  });
+  return [t];
+}
+function picture(ids, caption) {
+  const [w, h] = D.size;
+  const svg = element("svg", {viewBox: `0 0 ${w} ${h}`, "font-family": "sans-serif"});
+  const pattern = element("pattern", {id: "hatch", width: 6, height: 6,
+    patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)"});
+  pattern.appendChild(element("line", {x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#000"}));
+  const defs = element("defs", {});
+  defs.appendChild(pattern);
+  svg.appendChild(defs);
+  for (const i of ids) for (const e of shape(D.shapes[i])) svg.appendChild(e);
+  const figure = document.createElement("figure");
+  figure.appendChild(svg);
+  const label = document.createElement("figcaption");
+  label.textContent = caption;
+  figure.appendChild(label);
+  return figure;
+}
+function drawPictures(step, v) {
+  const views = D.pictures[step], box = document.getElementById("picture");
+  const [w] = D.size;
+  let shown;
+  if (v === "all") shown = D.players.map((p, s) => [views[s + 1], "as " + p + " sees it"]);
+  else if (v === "public") shown = [[views[0], "public"]];
+  else shown = [[views[Number(v) + 1], "as " + D.players[Number(v)] + " sees it"]];
+  const width = v === "all" ? Math.min(w, 1400 / Math.min(shown.length, 3)) : w * 1.4;
+  box.replaceChildren(...shown.map(([ids, caption]) => {
+    const f = picture(ids, caption);
+    f.style.width = width + "px";
+    return f;
+  }));
+  box.dataset.step = String(step);
 }
 function go(delta) { slider.value = Math.min(Math.max(Number(slider.value) + delta, 0),
   Number(slider.max)); show(); }
@@ -322,14 +414,18 @@ document.addEventListener("keydown", e => {
   if (e.key === "ArrowRight") go(1);
   if (e.key === "ArrowLeft") go(-1);
 });
+// A link may open a step and view: page.html#step=40&view=0
+const wanted = new URLSearchParams(location.hash.slice(1));
+if (wanted.has("step")) slider.value = wanted.get("step");
+if (options.some(([value]) => value === wanted.get("view"))) view.value = wanted.get("view");
 show();
 </script></body></html>
 """
 
 
-def to_html(game: Game) -> str:
+def to_html(game: Game, progress: bool = False) -> str:
     """The self-contained replay page of ``game``."""
-    data = page_data(game)
+    data = page_data(game, progress)
     # "</" inside the JSON would end the script element early.
     blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     return _PAGE % {
@@ -353,6 +449,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_matplotlib() -> None:
+    """ValueError if matplotlib, which draws the page's pictures, is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ValueError("--html draws the positions with matplotlib: pip install matplotlib")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; bad input ends with one ``error: ...`` line and status 1."""
     args = build_parser().parse_args(argv)
@@ -367,12 +471,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--viewer: {err}") from None
         if args.html is not None:
             check_writable(args.html, "--html")
+            check_matplotlib()
         game = Game(record)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     if args.html is not None:
-        args.html.write_text(to_html(game))
+        args.html.write_text(to_html(game, progress=True))
         print(f"wrote {args.html} ({len(game.states) - 1} steps)")
         return 0
     browse(game, viewer)

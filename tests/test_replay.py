@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from helpers import FAST
 
+from tablegym.picture import Painter, to_svg
 from tablegym.records import record_of_env, write_record
 from tablegym.replay import Game, browse, main, page_data, parse_viewpoint, to_html
 from training.play import play
@@ -101,13 +102,41 @@ def test_page_data_rebuilds_every_view_of_every_step():
             assert view == game.lines(step, seat)
 
 
+def test_page_pictures_are_the_draw_pictures_of_every_view():
+    """Each step holds the public picture and one per seat, rebuilt from the shape table
+    exactly as ``render.draw`` makes them; a seat's picture shows its hand, no other's."""
+    game = Game(record("kdk", 3, seed=3))
+    data = page_data(game)
+    painter = Painter(game.rendering.draw)
+    assert len(data["pictures"]) == len(game.states)
+    for step in range(0, len(game.states), 9):
+        public, *seats = data["pictures"][step]
+        assert [data["shapes"][i] for i in public] == painter(game.states[step])
+        for seat, ids in enumerate(seats):
+            shapes = [data["shapes"][i] for i in ids]
+            assert shapes == painter(game.states[step], seat)
+            texts = " ".join(s[3] for s in shapes if s[0] == "t")
+            assert f"hand of player_{seat}" in texts
+            assert not any(f"hand of player_{o}" in texts for o in range(3) if o != seat)
+    assert data["size"] == [round(v, 1) for v in painter.points]
+
+
+def test_to_svg_draws_boxes_and_texts():
+    shapes = [["r", 1, 2, 30, 40, "#ffffff", "#000000", 1, 0, True],
+              ["t", 5, 6, "A\nB<", 9, "#ff0000", "middle", "middle", True, False]]  # fmt: skip
+    svg = to_svg(shapes, 100, 50)
+    assert svg.startswith("<svg") and 'viewBox="0 0 100 50"' in svg
+    assert 'fill="url(#hatch)"' in svg and ">B&lt;</tspan>" in svg and 'font-weight="bold"' in svg
+
+
 def test_the_page_is_self_contained_and_small_for_a_long_game(tmp_path):
-    long = record("kdk", 5, seed=5, spec="random", num_rounds=6, max_round_steps=2000)
+    long = record("kdk", 4, seed=5, spec="random", num_rounds=2, max_round_steps=2000)
     page = to_html(Game(long))
-    assert "http://" not in page and "https://" not in page and "src=" not in page
+    assert "http://" not in page.replace('"http://www.w3.org/', "") and "https://" not in page
+    assert "src=" not in page
     steps = len(long["actions"])
-    assert steps > 1000
-    assert len(page.encode()) < 600 * steps  # a few hundred bytes a step, all views included
+    assert steps > 300
+    assert len(page.encode()) < 2000 * steps  # one to two kilobytes a step, all views included
 
 
 def test_cli_writes_html_and_refuses_bad_records_in_one_line(tmp_path, capsys):
@@ -254,7 +283,11 @@ def test_the_page_in_headless_chromium(tmp_path):
             for (let i = 0; i <= {steps}; i++) {{
                 slider.value = i; slider.dispatchEvent(new Event('input'));
                 const board = document.getElementById('board');
-                out.push([Number(board.dataset.step), board.textContent.startsWith('King Up!'),
+                const svg = document.querySelector('#picture svg');
+                out.push([Number(board.dataset.step), board.textContent.startsWith('King Up!')
+                          && svg.textContent.includes('King Up!')
+                          && svg.querySelectorAll('rect').length >= 7
+                          && document.getElementById('picture').dataset.step === String(i),
                           document.getElementById('move').textContent]);
             }}
             return [Number(slider.max), out];
@@ -282,6 +315,28 @@ def test_the_page_in_headless_chromium(tmp_path):
         browser.js("const v = document.getElementById('view'); v.value = '1';"
                    "v.dispatchEvent(new Event('change'))")  # fmt: skip
         assert "player_1 favourites" in browser.js("document.getElementById('board').textContent")
+        assert "favourites of player_1" in browser.js(
+            "document.querySelector('#picture svg').textContent"
+        )
+        # Everything: one picture per seat, each captioned with its seat.
+        captions = browser.js("""(() => {
+            const v = document.getElementById('view'); v.value = 'all';
+            v.dispatchEvent(new Event('change'));
+            return [...document.querySelectorAll('#picture figcaption')].map(c => c.textContent);
+        })()""")
+        assert captions == [f"as player_{s} (heuristic) sees it" for s in range(3)]
+        box = browser.js("(() => { const r = document.querySelector('#picture svg')"
+                         ".getBoundingClientRect(); return [r.width, r.height]; })()")  # fmt: skip
+        assert box[0] > 200 and box[1] > 150  # drawn at a readable size
+        # A link opens a step and a viewpoint.
+        link = tmp_path / "link.html"
+        link.write_text(page.read_text())
+        browser.events.clear()
+        browser.call("Page.navigate", session=True, url=link.as_uri() + "#step=5&view=2")
+        browser.wait_for("Page.loadEventFired")
+        opened = browser.js("[document.getElementById('board').dataset.step,"
+                            " document.getElementById('view').value]")  # fmt: skip
+        assert opened == ["5", "2"]
         shot = browser.call("Page.captureScreenshot", session=True, format="png")["data"]
         png = base64.b64decode(shot)
         assert png[:4] == b"\x89PNG" and len(png) > 10_000  # a picture, not a blank page
