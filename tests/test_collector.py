@@ -58,6 +58,17 @@ def test_random_actions_are_legal_and_cover_the_legal_set():
     mask[:, [1, 3]] = True
     acts = random_actions(mask, rng)
     assert set(acts.tolist()) == {1, 3}
+    # Rows with different legal sets: every pick legal, each legal id about equally often.
+    mask = rng.random((6000, 9)) < 0.4
+    mask[np.arange(6000), rng.integers(9, size=6000)] = True
+    acts = random_actions(mask, rng)
+    assert mask[np.arange(6000), acts].all()
+    single = mask.sum(1) == 3
+    ranks = [int(np.flatnonzero(row).tolist().index(a)) for row, a in
+             zip(mask[single], acts[single])]  # fmt: skip
+    assert np.bincount(ranks, minlength=3).min() > 0.28 * len(ranks)
+    with pytest.raises(ValueError, match="row 1 of the mask allows no action"):
+        random_actions(np.array([[True, False], [False, False]]), rng)
 
 
 @pytest.mark.parametrize(("text", "message"), [

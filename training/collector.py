@@ -63,10 +63,14 @@ def parse_mix(text: str) -> dict[str, float]:
 
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of ``mask``."""
-    noise = rng.random(mask.shape)
-    noise[~mask] = -1.0
-    return noise.argmax(axis=1)
+    """A uniformly random legal action per row of ``mask``: the k-th legal id, k uniform."""
+    counts = mask.sum(axis=1)
+    if counts.size and counts.min() == 0:
+        raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
+    # Legal ids of all rows, row after row: row i's start among them, then its k-th id.
+    legal = np.flatnonzero(mask)
+    k = (rng.random(len(mask)) * counts).astype(np.intp)
+    return legal[np.cumsum(counts) - counts + k] - np.arange(len(mask)) * mask.shape[1]
 
 
 def policy_actions(
