@@ -108,7 +108,9 @@ class Args:
     eval_games: int = field(
         default=200, metadata={"help": "games per evaluation and baseline (0: no evaluation)"}
     )
-    checkpoint_every: int = field(default=1_000_000, metadata={"help": "samples between checkpoints"})
+    checkpoint_every: int = field(
+        default=1_000_000, metadata={"help": "samples between checkpoints"}
+    )
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
     n_steps: int = field(default=8192, metadata={"help": "learner samples per PPO update"})
     batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
