@@ -5,11 +5,12 @@ Usage::
 
     python benchmarks/bench_train.py [--games kingup updown kdk] [--steps 2048 6144]
                                      [--our-steps 16384 81920] [--repeats 2]
-                                     [--reference 90c20ba]
+                                     [--reference 90c20ba] [--mix MIX ...]
 
 Three trainers per game, warm start and evaluation off:
 
-* ``ours``: ``training/train.py`` of this checkout;
+* ``ours``: ``training/train.py`` of this checkout, with its default opponent mix or with
+  each ``--mix`` given (the mix sets how many seats the costly heuristic holds);
 * ``reference``: ``training/train.py`` of an earlier commit (default 90c20ba, the trainer
   before the batched collector), run from a temporary ``git worktree`` of it;
 * ``peer``: sb3-contrib MaskablePPO on PettingZoo's ``connect_four_v3`` against a random
@@ -50,11 +51,11 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
-def train_cmd(game: str, steps: int, out: Path) -> list[str]:
+def train_cmd(game: str, steps: int, out: Path, mix: str = "") -> list[str]:
     return [
         sys.executable, "training/train.py", "--game", game, "--timesteps", str(steps),
         "--warm-start", "0", "--eval-games", "0", "--no-progress", "--max-minutes", "0",
-        "--out", str(out),
+        "--out", str(out), *(["--opponent-mix", mix] if mix else []),
     ]  # fmt: skip
 
 
@@ -117,22 +118,23 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
     seconds: dict = {}
     splits: dict = {}
     low, high = args.steps
-    trainers = (("reference", reference, args.steps), ("ours", ROOT, args.our_steps))
+    trainers = [("reference", reference, args.steps, "")]
+    trainers += [(ours_label(mix), ROOT, args.our_steps, mix) for mix in args.mix or [""]]
     # One untimed run each first: numba compiles the engines' kernels into its cache, and
     # that one-time cost must not land on one side of a marginal rate.
     for game in args.games:
-        for who, cwd, pair in trainers:
-            timed(train_cmd(game, pair[0], scratch / f"warm-{who}-{game}"), cwd)
+        for i, (_, cwd, pair, mix) in enumerate(trainers):
+            timed(train_cmd(game, pair[0], scratch / f"warm-{i}-{game}", mix), cwd)
     for rep in range(args.repeats):
         for game in args.games:
             for k in (0, 1):
-                for who, cwd, pair in trainers:
+                for i, (who, cwd, pair, mix) in enumerate(trainers):
                     steps = pair[k]
-                    out = scratch / f"{who}-{game}-{steps}-{rep}"
-                    took = timed(train_cmd(game, steps, out), cwd)
+                    out = scratch / f"{i}-{game}-{steps}-{rep}"
+                    took = timed(train_cmd(game, steps, out, mix), cwd)
                     seconds.setdefault((who, game, k), []).append(took)
-                    if who == "ours" and k == 1:
-                        splits[game] = json.loads((out / "summary.json").read_text())
+                    if i > 0 and k == 1:
+                        splits[who, game] = json.loads((out / "summary.json").read_text())
                     print(f"  {who:9} {game:6} {steps:6} steps: {took:6.1f} s", flush=True)
         for k, steps in enumerate((low, high)):
             cmd = [sys.executable, __file__, "--peer-steps", str(steps)]
@@ -140,6 +142,10 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
             seconds.setdefault(("peer", "connect_four", k), []).append(took)
             print(f"  peer      c4     {steps:6} steps: {took:6.1f} s", flush=True)
     return {"seconds": seconds, "splits": splits}
+
+
+def ours_label(mix: str) -> str:
+    return f"ours ({mix})" if mix else "ours"
 
 
 def marginal(seconds: dict, who: str, game: str, pair: list[int]) -> float:
@@ -152,18 +158,21 @@ def report(result: dict, args: argparse.Namespace) -> None:
     seconds = result["seconds"]
     peer = marginal(seconds, "peer", "connect_four", args.steps)
     print(f"\nmarginal PPO samples/s (median of {args.repeats} repeats):")
-    print("| game | reference | ours | ours / reference | ours / peer |")
-    print("|---|---|---|---|---|")
+    print("| game | reference | trainer | samples/s | × reference | × peer |")
+    print("|---|---|---|---|---|---|")
     for game in args.games:
         ref = marginal(seconds, "reference", game, args.steps)
-        ours = marginal(seconds, "ours", game, args.our_steps)
-        print(f"| {game} | {ref:,.0f} | {ours:,.0f} | {ours / ref:.1f}x | {ours / peer:.1f}x |")
-    print(f"| peer: MaskablePPO, connect_four_v3 vs random | | {peer:,.0f} | | |")
+        for mix in args.mix or [""]:
+            who = ours_label(mix)
+            ours = marginal(seconds, who, game, args.our_steps)
+            print(f"| {game} | {ref:,.0f} | {who} | {ours:,.0f} | {ours / ref:.1f}x "
+                  f"| {ours / peer:.1f}x |")  # fmt: skip
+    print(f"| peer: MaskablePPO, connect_four_v3 vs random | | | {peer:,.0f} | | |")
     print("\nour time split at the larger step count (share of the run's wall time):")
-    for game, summary in result["splits"].items():
+    for (who, game), summary in result["splits"].items():
         split = summary["time_split"]
         shown = ", ".join(f"{k} {v:.0%}" for k, v in split.items())
-        print(f"  {game}: {shown}")
+        print(f"  {who} {game}: {shown}")
 
 
 def main() -> None:
@@ -173,6 +182,10 @@ def main() -> None:
     parser.add_argument("--our-steps", nargs=2, type=int, default=[16384, 81920])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--reference", default="90c20ba", help="commit of the earlier trainer")
+    parser.add_argument(
+        "--mix", action="append",
+        help="our --opponent-mix (repeatable: one trainer each; default: train.py's default)",
+    )  # fmt: skip
     parser.add_argument("--peer-steps", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peer_steps:

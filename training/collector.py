@@ -34,7 +34,7 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
-from tablegym.vector import VectorGame
+from tablegym.vector import VectorGame, random_actions
 
 KINDS = ("self", "snapshot", "heuristic", "random")
 LEARNER, RANDOM, HEURISTIC, SNAPSHOT = 0, 1, 2, 3  # seat codes; SNAPSHOT + k is pool entry k
@@ -60,17 +60,6 @@ def parse_mix(text: str) -> dict[str, float]:
     if total <= 0:
         raise ValueError(f"mix {text!r} gives no kind a positive weight")
     return {k: v / total for k, v in mix.items()}
-
-
-def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per row of ``mask``: the k-th legal id, k uniform."""
-    counts = mask.sum(axis=1)
-    if counts.size and counts.min() == 0:
-        raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
-    # Legal ids of all rows, row after row: row i's start among them, then its k-th id.
-    legal = np.flatnonzero(mask)
-    k = (rng.random(len(mask)) * counts).astype(np.intp)
-    return legal[np.cumsum(counts) - counts + k] - np.arange(len(mask)) * mask.shape[1]
 
 
 def policy_actions(

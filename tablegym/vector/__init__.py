@@ -23,7 +23,8 @@ Observations and masks are those of ``observation.encode(state, seat)`` and
     it, it is the oracle the engines are tested against, and it lets code written against this
     interface run before an engine exists.
 
-``backend="auto"`` (default) takes the engine where the game has one. Same seed, same games
+``random_actions(mask, rng)`` draws a uniformly random legal action per row of a mask (random
+players, benchmarks). ``backend="auto"`` (default) takes the engine where the game has one. Same seed, same games
 (within a backend: the engines draw from their own per-game generators).
 """
 
@@ -43,6 +44,17 @@ BACKENDS = ("auto", "numba", "rules")
 def has_engine(game: str) -> bool:
     """Whether ``game`` has a batched engine (``<package>/engine.py``)."""
     return importlib.util.find_spec(f"{GAMES[check_game(game)]}.engine") is not None
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per row of ``mask``: the k-th legal id, k uniform."""
+    counts = mask.sum(axis=1)
+    if counts.size and counts.min() == 0:
+        raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
+    # Legal ids of all rows, row after row: row i's start among them, then its k-th id.
+    legal = np.flatnonzero(mask)
+    k = (rng.random(len(mask)) * counts).astype(np.intp)
+    return legal[np.cumsum(counts) - counts + k] - np.arange(len(mask)) * mask.shape[1]
 
 
 class VectorGame:
@@ -81,6 +93,7 @@ class VectorGame:
         else:
             self._impl = RulesBackend(self.rules, self.observation, self.config, seeds)
         self._mask: np.ndarray | None = None
+        self._rows: np.ndarray | None = None  # offset of each game's row in the flat mask
 
     # -- the interface -----------------------------------------------------------------
     def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -157,9 +170,15 @@ class VectorGame:
                 f"got {actions.dtype} {actions.shape}"
             )
         actions = actions.astype(np.int64, copy=False)
-        inside = (actions >= 0) & (actions < self.num_actions)
-        legal = np.zeros(self.num_games, dtype=bool)
-        legal[inside] = self._mask[np.flatnonzero(inside), actions[inside]]
+        if self._rows is None:
+            self._rows = np.arange(self.num_games) * self.num_actions
+        # One gather from the flat mask when every id is in range (the common case).
+        if actions.min() >= 0 and actions.max() < self.num_actions:
+            legal = self._mask.ravel().take(self._rows + actions)
+        else:
+            inside = (actions >= 0) & (actions < self.num_actions)
+            legal = np.zeros(self.num_games, dtype=bool)
+            legal[inside] = self._mask[np.flatnonzero(inside), actions[inside]]
         if not legal.all():
             i = int(np.flatnonzero(~legal)[0])
             allowed = np.flatnonzero(self._mask[i]).tolist()
