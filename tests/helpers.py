@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,3 +49,10 @@ def pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
     counts = mask.sum(1)
     k = (rng.random(len(mask)) * counts).astype(np.int64)
     return (mask.cumsum(1) <= k[:, None]).sum(1)
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for a child that must take Ctrl-C: the test runner's worker may hold
+    SIGINT ignored or blocked (left so by a library it ran), and a child inherits both."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from helpers import interruptible
 
 from agents.base import Agent
 from agents.catalog import HEURISTICS
@@ -438,6 +439,7 @@ def test_no_worker_outlives_a_killed_tournament(tmp_path, signal_name):
         [*EVALUATE, "--game", "kdk", "--agents", "random", "heuristic", "--games", "2000",
          "--workers", "2", "--no-progress", "--out", str(tmp_path / "r.json")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=interruptible,
     )  # fmt: skip
     try:
         end = time.monotonic() + 60

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import interruptible
 
 pytest.importorskip("sb3_contrib")
 
@@ -194,7 +195,7 @@ def long_run(run: Path, *extra: str) -> subprocess.Popen:
             "--eval-games", "2", "--net-arch", "32", "--warm-start", "0", "--no-progress",
             *extra]  # fmt: skip
     return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+                            text=True, preexec_fn=interruptible)  # fmt: skip
 
 
 def wait_for(path: Path, seconds: float = 120) -> None:

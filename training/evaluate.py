@@ -263,10 +263,12 @@ def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, An
         )
         finished = False
         try:
-            # The workers start inside submit; started with Ctrl-C ignored, they cannot be
-            # interrupted while still importing, before _worker_start runs.
+            # The workers start inside the first submits; started with Ctrl-C ignored, they
+            # cannot be interrupted while still importing, before _worker_start runs. The
+            # other submits stay interruptible (thousands of them take a while).
             with _sigint_ignored():
-                futures = [pool.submit(play_game, job) for job in jobs]
+                futures = [pool.submit(play_game, job) for job in jobs[:workers]]
+            futures += [pool.submit(play_game, job) for job in jobs[workers:]]
             for fut in as_completed(futures):
                 records.append(fut.result())
                 bar.update()

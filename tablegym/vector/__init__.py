@@ -23,9 +23,10 @@ Observations and masks are those of ``observation.encode(state, seat)`` and
     it, it is the oracle the engines are tested against, and it lets code written against this
     interface run before an engine exists.
 
-``random_actions(mask, rng)`` draws a uniformly random legal action per row of a mask (random
-players, benchmarks). ``backend="auto"`` (default) takes the engine where the game has one. Same seed, same games
+``backend="auto"`` (default) takes the engine where the game has one. Same seed, same games
 (within a backend: the engines draw from their own per-game generators).
+``random_actions(mask, rng)`` draws a uniformly random legal action per row of a mask
+(random players, benchmarks).
 """
 
 from __future__ import annotations
