@@ -45,12 +45,6 @@ PGX_REFERENCE = 3.4e6  # Pgx connect_four, batch 1024, this machine's CPU (the i
 GOALS = {"kingup": 100, "updown": 100}  # x raw_env at B=1024, Python-driven; 50 for the rest
 
 
-def pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """A uniformly random legal action per row of ``mask``: the k-th legal one, k uniform
-    (the trainer's vectorised draw for random seats)."""
-    return random_actions(mask, rng)
-
-
 Rate = tuple[float, float]  # decisions per second of wall time, and per second of CPU time
 
 
@@ -79,7 +73,7 @@ def python_driven(game: str, size: int, seconds: float) -> Rate:
 
     def run() -> int:
         for _ in range(chunk):
-            vg.step(pick(rng, vg.mask))
+            vg.step(random_actions(vg.mask, rng))
         return chunk * size
 
     return timed(run, seconds)

@@ -75,14 +75,14 @@ def shapes_of(ax: Any) -> list[Shape]:
 
     shapes: list[Shape] = []
     for patch in ax.patches:
-        shapes.append(_box(patch, point, scale))
+        shapes.append(_box(patch, point))
     for text in [*ax.texts, ax.title]:
         if text.get_text():
             shapes.append(_text(text, point, scale, ax))
     return shapes
 
 
-def _box(patch: Any, point: Callable, scale: float) -> Shape:
+def _box(patch: Any, point: Callable) -> Shape:
     corners = patch.get_path().transformed(patch.get_patch_transform()).get_extents()
     (x0, y1), (x1, y0) = point((corners.x0, corners.y0)), point((corners.x1, corners.y1))
     rounding = 0.0
@@ -93,7 +93,7 @@ def _box(patch: Any, point: Callable, scale: float) -> Shape:
         "r", x0, y0, round(x1 - x0, 1), round(y1 - y0, 1),
         _colour(patch.get_facecolor(), patch.get_fill()),
         _colour(patch.get_edgecolor(), patch.get_linewidth() > 0),
-        round(patch.get_linewidth() * scale * patch.figure.dpi / 72, 2),
+        round(patch.get_linewidth(), 2),  # matplotlib line widths are in points already
         rounding, bool(patch.get_hatch()),
     ]  # fmt: skip
 

@@ -7,12 +7,12 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from tablegym.vector import random_actions
 from training.collector import (
     SeatRolloutBuffer,
     SelfPlayPPO,
     SelfPlayVecEnv,
     parse_mix,
-    random_actions,
 )
 
 torch.set_num_threads(1)
