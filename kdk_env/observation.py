@@ -68,41 +68,7 @@ decision queue, and the bookkeeping of rounds, tie-breaks and the between-round 
 <!-- layout: kdk_env.observation.STATE_LAYOUT -->
 | index | field | shape | raw range | content |
 |---|---|---|---|---|
-| 0–12 | `hand` | 13 | 0–copies of f | own hand, cards per figure |
-| 13–25 | `own_draw` | 13 | 0–copies of f | own draw pile, cards per figure (order hidden) |
-| 26–30 | `hand_count` | 5 | 0–deck size | hand size |
-| 31–35 | `draw_count` | 5 | 0–deck size | draw-pile size |
-| 36–40 | `played_count` | 5 | 0–deck size | played-pile size |
-| 41–105 | `played` | 5×13 | 0–copies of f | played pile per figure |
-| 106–170 | `recycled` | 5×13 | 0–copies of f | last recycled played pile (levels 8–9) [a] |
-| 171–235 | `taken` | 5×13 | 0–copies of f | slot figures taken into the hand, not laid [b] |
-| 236–300 | `lacks` | 5×13 | 0/1 | 1: no such figure in hand besides `taken` [c] |
-| 301–305 | `place` | 5 | 0–5 | place so far this round (0 = none) |
-| 306–310 | `announced` | 5 | 0–11 | active announcement N (0 = none) |
-| 311–315 | `ann_made` | 5 | 0/1 | announced in this round |
-| 316–320 | `combo_len` | 5 | 0–22 | combo length, clipped at 22 |
-| 321–325 | `serves_since` | 5 | 0–2 | serves since the announcement |
-| 326–330 | `laid_since` | 5 | 0/1 | laid a card since the announcement |
-| 331–335 | `picks_left` | 5 | 0–2 | slot picks still granted |
-| 336–340 | `score` | 5 | −5R – 10R | game total so far |
-| 341–345 | `last_round_score` | 5 | -5–10 | score of the last scored round |
-| 346 | `topups` | 1 | 0–3 | free top-ups in the current decision |
-| 347 | `round` | 1 | 0–R | round number (1-based) |
-| 348 | `num_rounds` | 1 | 0–100 | rounds in the game, at most 100 |
-| 349 | `deck_mode` | 1 | 0/1 | 1 = `own_decks` |
-| 350 | `auto_pass` | 1 | 0/1 | option `auto_pass` |
-| 351 | `solo` | 1 | 0/1 | exactly one player is active (play phases) |
-| 352–546 | `slots` | 5×3×13 | 0/1 | slot figures, one-hot per slot (level 10) |
-| 547–611 | `box` | 5×13 | 0–copies of f | box cards per owner and figure [d] |
-| 612–624 | `top` | 13 | 0/1 | effective top figure, one-hot (zeros = empty box) |
-| 625–629 | `top_owner` | 5 | 0/1 | owner of the top card, one-hot |
-| 630–634 | `duty` | 5 | 0/1 | duty holder, one-hot |
-| 635–639 | `reopener` | 5 | 0/1 | reopener R of the last interruption, one-hot |
-| 640–644 | `to_play` | 5 | 0/1 | seat to act, one-hot |
-| 645–653 | `phase` | 9 | 0/1 | one-hot, in the order of `rules.Phase` |
-| 654–658 | `seats` | 5 | 0/1 | 1 for each seat in play |
-| 659–673 | `status` | 5×3 | 0/1 | one-hot: active, finished, eliminated |
-| 674–676 | `level` | 3 | 0/1 | one-hot: level 8, 9, 10 |
+| 0–676 | (the table above) | 677 | | every field of the table above, in its order |
 | 677–741 | `hands` | 5×13 | 0–copies of f | every hand per figure |
 | 742–806 | `draw_comp` | 5×13 | 0–copies of f | every draw pile per figure |
 | 807–1481 | `draw_order` | 5×135 | 0–13 | draw piles from the top: figure + 1 (0 = none) |

@@ -52,23 +52,7 @@ followed by what no single player sees:
 <!-- layout: kingup_env.observation.STATE_LAYOUT -->
 | index | field | shape | raw range | content |
 |---|---|---|---|---|
-| 0–116 | `castle` | 13×9 | 0/1 | one-hot: unplaced, floor 0..5, throne, eliminated |
-| 117–129 | `my_favourites` | 13 | 0/1 | candidates on my favourite card |
-| 130–135 | `no_cards_left` | 6 | 0–4 | NO cards in hand |
-| 136–141 | `placements_left` | 6 | 0–4 | placements to make |
-| 142–147 | `seats` | 6 | 0/1 | seats in play |
-| 148–151 | `phase` | 4 | 0/1 | one-hot: place, climb, vote, game over |
-| 152–154 | `round` | 3 | 0/1 | one-hot round 1..3 |
-| 155 | `num_rounds` | 1 | 1–3 | rounds in this game (1 or 3) |
-| 156–161 | `to_play` | 6 | 0/1 | seat to act (none at game over) |
-| 162–167 | `starter` | 6 | 0/1 | starting player of the round |
-| 168–173 | `crown` | 6 | 0/1 | crown holder (none before an election) |
-| 174–179 | `has_voted` | 6 | 0/1 | voted in the open election |
-| 180–257 | `no_votes` | 13×6 | 0/1 | revealed NO votes of this round |
-| 258–270 | `last_candidate` | 13 | 0/1 | last eliminated candidate |
-| 271–288 | `round_scores` | 3×6 | 0–33 | points per finished round |
-| 289–294 | `totals` | 6 | 0–99 | game totals |
-| 295–528 | `revealed_cards` | 3×6×13 | 0/1 | cards revealed at round ends |
+| 0–528 | (the table above) | 529 | | every field of the table above, in its order |
 | 529–606 | `favourites` | 6×13 | 0/1 | every seat's favourite card |
 | 607–618 | `pending_votes` | 6×2 | 0/1 | unrevealed votes: YES, NO |
 | 619–644 | `deck_position` | 26 | 0–26 | place in the deck (1 = top, 0 dealt) |

@@ -18,6 +18,8 @@ import re
 import sys
 from pathlib import Path
 
+from tablegym.layout import Layout
+
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("README.md", "docs/*.md", "*_env/*.py")
 _BLOCK = re.compile(
@@ -26,16 +28,25 @@ _BLOCK = re.compile(
 )
 
 
-def _table(target: str, indent: str) -> str:
+def _layout(target: str) -> Layout:
     module, _, name = target.rpartition(".")
-    table = getattr(importlib.import_module(module), name).table()
-    body = "\n".join(indent + row for row in table.splitlines())
-    return f"{indent}<!-- layout: {target} -->\n{body}\n{indent}<!-- end layout -->"
+    return getattr(importlib.import_module(module), name)
 
 
 def render(text: str) -> str:
-    """``text`` with every layout block regenerated."""
-    return _BLOCK.sub(lambda m: _table(m["target"], m["indent"]), text)
+    """``text`` with every layout block regenerated. A layout that starts with the fields of
+    the one tabled before it in the same text (a state after its observation) lists only the
+    fields it adds."""
+    previous: list[Layout] = []
+
+    def block(m: re.Match) -> str:
+        layout, indent = _layout(m["target"]), m["indent"]
+        after = previous[-1] if previous and layout.starts_with(previous[-1]) else None
+        previous.append(layout)
+        body = "\n".join(indent + row for row in layout.table(after).splitlines())
+        return f"{indent}<!-- layout: {m['target']} -->\n{body}\n{indent}<!-- end layout -->"
+
+    return _BLOCK.sub(block, text)
 
 
 def stale(root: Path = ROOT) -> list[Path]:

@@ -124,10 +124,25 @@ class Layout:
         return {n: np.array(v) for n, v in self.views(vec).items()}
 
     # -- docs ----------------------------------------------------------------------------
-    def table(self) -> str:
-        """The index table of the docs (Markdown): index range, field, shape, raw range, content."""
+    def starts_with(self, other: Layout) -> bool:
+        """Whether this layout's fields begin with all of ``other``'s, in order."""
+        return self.fields[: len(other.fields)] == other.fields
+
+    def table(self, after: Layout | None = None) -> str:
+        """The index table of the docs (Markdown): index range, field, shape, raw range, content.
+
+        ``after``: a layout tabled just before, which this one starts with; its fields become
+        one row instead of being listed again.
+        """
         rows = ["| index | field | shape | raw range | content |", "|---|---|---|---|---|"]
-        for f in self.fields:
+        fields = self.fields
+        if after is not None and self.starts_with(after):
+            rows.append(
+                f"| 0–{after.size - 1} | (the table above) | {after.size} | | "
+                "every field of the table above, in its order |"
+            )
+            fields = fields[len(after.fields) :]
+        for f in fields:
             s = self.slices[f.name]
             span = f"{s.start}" if s.stop - s.start == 1 else f"{s.start}–{s.stop - 1}"
             shape = self.shapes[f.name]

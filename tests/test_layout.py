@@ -78,6 +78,22 @@ def test_doc_tables_are_regenerated_between_markers():
     assert doctables.render(new) == new
 
 
+EXTENDED = Layout([*LAYOUT.fields, Field("extra", 2, 3, "more")])
+
+
+def test_a_table_after_its_prefix_lists_only_the_added_fields():
+    text = (
+        "<!-- layout: tests.test_layout.LAYOUT -->\n<!-- end layout -->\n"
+        "<!-- layout: tests.test_layout.EXTENDED -->\n<!-- end layout -->"
+    )
+    first, second = doctables.render(text).split("<!-- end layout -->")[:2]
+    assert "`score`" in first
+    assert "| 0–7 | (the table above) | 8 |" in second and "`score`" not in second
+    assert "| 8–9 | `extra` | 2 | 0–3 | more |" in second
+    # Alone, or after a layout it does not start with, every field is listed.
+    assert "`score`" in EXTENDED.table() and "`score`" in LAYOUT.table(after=EXTENDED)
+
+
 def test_every_doc_table_in_the_repository_is_current():
     assert doctables.stale() == []
 
