@@ -175,18 +175,20 @@ def _svg_shape(shape: Shape) -> str:
     )
 
 
-def picture_ids(pictures: list[list[Shape]]) -> tuple[list[Shape], list[list[int]]]:
-    """Every distinct shape once, and each picture as the numbers of its shapes."""
-    table: dict[str, int] = {}
-    shapes: list[Shape] = []
-    frames = []
-    for picture in pictures:
-        ids = []
+class ShapeTable:
+    """Every distinct shape once; :meth:`add` gives a picture as the numbers of its shapes."""
+
+    def __init__(self) -> None:
+        self.shapes: list[Shape] = []
+        self._ids: dict[str, int] = {}
+
+    def add(self, picture: list[Shape]) -> list[int]:
+        """The numbers of ``picture``'s shapes, new shapes appended to :attr:`shapes`."""
+        numbers = []
         for shape in picture:
             key = repr(shape)
-            if key not in table:
-                table[key] = len(shapes)
-                shapes.append(shape)
-            ids.append(table[key])
-        frames.append(ids)
-    return shapes, frames
+            if key not in self._ids:
+                self._ids[key] = len(self.shapes)
+                self.shapes.append(shape)
+            numbers.append(self._ids[key])
+        return numbers

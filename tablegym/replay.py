@@ -46,7 +46,7 @@ import numpy as np
 
 from tablegym.cli import OneLineParser
 from tablegym.games import env_class
-from tablegym.picture import Painter, picture_ids
+from tablegym.picture import Painter, ShapeTable
 from tablegym.records import check_writable, read_records, replay
 
 
@@ -229,11 +229,12 @@ def page_data(game: Game, progress: bool = False) -> dict[str, Any]:
     def ids(lines: list[str]) -> list[int]:
         return [table.setdefault(line, len(table)) for line in lines]
 
-    painter = Painter(game.rendering.draw)
+    painter, shapes = Painter(game.rendering.draw), ShapeTable()
+    views = [None, *range(game.num_players)]  # the public picture, then each seat's
     pictures = []
     frames = []
     for state in _progress(game.states, progress):
-        pictures.append([painter(state)] + [painter(state, s) for s in range(game.num_players)])
+        pictures.append([shapes.add(painter(state, viewer)) for viewer in views])
         public = game.rendering.to_text(state).splitlines()
         seats = []
         for seat in range(game.num_players):
@@ -241,8 +242,6 @@ def page_data(game: Game, progress: bool = False) -> dict[str, Any]:
             k = _shared(public, own)
             seats.append([k, *ids(own[k:])])
         frames.append([ids(public), seats])
-    shapes, ids = picture_ids([picture for views in pictures for picture in views])
-    views = game.num_players + 1
     record = game.record
     return {
         "title": f"{record['game']} ({record['env_version']}), seed {record['seed']}",
@@ -256,8 +255,8 @@ def page_data(game: Game, progress: bool = False) -> dict[str, Any]:
         "moves": [game.move(step) for step in range(len(game.states))],
         "hidden": [game.hidden_from(step) for step in range(len(game.states))],
         "size": [round(v, 1) for v in painter.points],
-        "shapes": shapes,
-        "pictures": [ids[i : i + views] for i in range(0, len(ids), views)],
+        "shapes": shapes.shapes,
+        "pictures": pictures,
     }
 
 
