@@ -50,3 +50,36 @@ class Agent:
     def __call__(self, obs: dict[str, np.ndarray], view: GameView | None = None) -> int:
         """Act on a PettingZoo observation dict ``{"observation", "action_mask"}``."""
         return self.act(obs["observation"], obs["action_mask"], view)
+
+
+class PolicyAgent(Agent):
+    """An agent that acts from a network's action logits: the most likely legal action
+    (``deterministic``), or a sample from the distribution restricted to the mask.
+    Subclasses give :meth:`logits`."""
+
+    def __init__(self, spec: str, deterministic: bool = True, seed: int = 0):
+        self.spec = spec
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+
+    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """Action logits for one observation."""
+        raise NotImplementedError
+
+    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The policy's distribution over actions, restricted to the mask."""
+        logits = np.asarray(self.logits(observation, action_mask), dtype=np.float64).copy()
+        logits[np.asarray(action_mask) == 0] = -np.inf
+        logits -= logits.max()
+        probs = np.exp(logits)
+        return probs / probs.sum()
+
+    def act(
+        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
+    ) -> int:
+        """A legal action id chosen by the policy under the mask."""
+        legal_ids(action_mask)  # ValueError if this agent is not to act
+        probs = self.probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probs))
+        return int(self.rng.choice(probs.size, p=probs))

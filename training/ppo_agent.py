@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView, legal_ids
+from agents.base import PolicyAgent
 from training.checkpoints import load_model
 
 
@@ -49,33 +49,17 @@ class NumpyPolicy:
         return x
 
 
-class PPOAgent(Agent):
+class PPOAgent(PolicyAgent):
     """Acts with a trained policy: the most likely legal action, or a sample from it."""
 
     def __init__(self, model: Any, spec: str = "ppo", deterministic: bool = True, seed: int = 0):
+        super().__init__(spec, deterministic, seed)
         self.model = model
         self.net = NumpyPolicy(model.policy)
-        self.spec = spec
-        self.deterministic = deterministic
-        self.rng = np.random.default_rng(seed)
 
-    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        """The policy's distribution over actions, restricted to the mask."""
-        logits = self.net.logits(observation).astype(np.float64)
-        logits[action_mask == 0] = -np.inf
-        logits -= logits.max()
-        probs = np.exp(logits)
-        return probs / probs.sum()
-
-    def act(
-        self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
-    ) -> int:
-        """A legal action id chosen by the policy under the mask."""
-        legal_ids(action_mask)  # ValueError if this agent is not to act
-        probs = self.probabilities(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(probs))
-        return int(self.rng.choice(probs.size, p=probs))
+    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The actor's logits, computed in numpy."""
+        return self.net.logits(observation)
 
 
 def load_ppo_agent(

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView
+from agents.base import GameView, PolicyAgent, legal_ids
 from training.checkpoints import check_meta, game_meta
 
 FORMAT = "tablegym-rllib-1"
@@ -62,7 +62,7 @@ def read_meta(checkpoint: str | os.PathLike) -> dict[str, Any]:
     return meta
 
 
-class RLlibAgent(Agent):
+class RLlibAgent(PolicyAgent):
     """Acts with an RLlib ``ActionMaskingTorchRLModule``: its most likely legal action, or a
     sample from its masked distribution."""
 
@@ -76,15 +76,14 @@ class RLlibAgent(Agent):
     ):
         import torch
 
+        super().__init__(spec, deterministic, seed)
         self.torch = torch
         self.module = module
         self.num_players = num_players
-        self.spec = spec
-        self.deterministic = deterministic
-        self.rng = np.random.default_rng(seed)
 
-    def probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        """The module's distribution over actions, restricted to the mask."""
+    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The module's logits (the base class makes the mask exact: the module only adds
+        log(mask) clamped to float32's minimum)."""
         torch = self.torch
         batch = {
             "obs": {
@@ -94,29 +93,20 @@ class RLlibAgent(Agent):
             }
         }
         with torch.no_grad():
-            logits = self.module.forward_inference(batch)["action_dist_inputs"][0]
-        logits = logits.numpy().astype(np.float64)
-        # The module adds log(mask) clamped to float32's minimum; make the mask exact.
-        logits[np.asarray(action_mask) == 0] = -np.inf
-        logits -= logits.max()
-        probs = np.exp(logits)
-        return probs / probs.sum()
+            return self.module.forward_inference(batch)["action_dist_inputs"][0].numpy()
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
-        """A legal action id chosen by the module under the mask."""
-        if not np.any(action_mask):
-            raise ValueError("the action mask allows no action: this agent is not to act")
+        """A legal action id chosen by the module under the mask, at the table sizes it was
+        trained for."""
+        legal_ids(action_mask)  # ValueError if this agent is not to act
         if view is not None and self.num_players not in (None, view.config.num_players):
             raise ValueError(
                 f"{self.spec} was trained for num_players {self.num_players}, "
                 f"but this game has {view.config.num_players}"
             )
-        probs = self.probabilities(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(probs))
-        return int(self.rng.choice(probs.size, p=probs))
+        return super().act(observation, action_mask, view)
 
 
 _MODULES: dict[str, tuple[int, Any]] = {}
