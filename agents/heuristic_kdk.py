@@ -3,9 +3,11 @@
 See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited from the spec,
 ``shared/rules/kdk.md`` (§x.y).
 
-The module also holds :func:`rollout_policy`, the same strategy over a full (determinised)
-state for ISMCTS: it reads only what the seat to play could see, straight from the state
-instead of through the observation vector (a search component, not an agent).
+:func:`act_batch` takes the agent's decisions for many observations at once (the heuristic
+seats of self-play training), decoding them together. The module also holds
+:func:`rollout_policy`, the same strategy over a full (determinised) state for ISMCTS: it
+reads only what the seat to play could see, straight from the state instead of through the
+observation vector (a search component, not an agent).
 """
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ from __future__ import annotations
 import math
 import random
 from functools import lru_cache
-from itertools import combinations
+from itertools import accumulate, combinations
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from agents.base import Agent, GameView, legal_ids
-from kdk_env.observation import decode
+from kdk_env.observation import LAYOUT, OBS_SIZE, params_of
 from kdk_env.rules import (
     AMBASSADOR,
     ANNOUNCE,
@@ -28,7 +30,10 @@ from kdk_env.rules import (
     FAIL,
     LAY_SLOT,
     MAX_COMBO_PTS,
+    MAX_PLAYERS,
+    NUM_ACTIONS,
     NUM_FIGURES,
+    NUM_SLOTS,
     PASS,
     SECURE,
     SERVE_FIT,
@@ -113,32 +118,133 @@ class Seen:
     """The decoded observation, as plain Python numbers (seat 0 is me)."""
 
     def __init__(self, obs: np.ndarray):
-        d = decode(obs)  # raw values by field name
+        self._fill(_decode(np.asarray(obs)[None])[0])
 
-        def ints(x: np.ndarray) -> tuple[int, ...]:
-            return tuple(int(v) for v in x)
+    @classmethod
+    def of_row(cls, row: list[int]) -> Seen:
+        """The seen position of one row of :func:`_decode`."""
+        seen = cls.__new__(cls)
+        seen._fill(row)
+        return seen
 
-        self.level = 8 + int(np.argmax(d["level"]))
-        self.phase = Phase(int(np.argmax(d["phase"])))
-        self.hand = ints(d["hand"])
-        self.own_draw = ints(d["own_draw"])
-        self.played = ints(d["played"][0])
-        self.draw_count = int(d["draw_count"][0])
-        self.top = int(np.argmax(d["top"])) if d["top"].any() else -1
-        self.combo = int(d["combo_len"][0])
-        self.announced = int(d["announced"][0])
-        self.ann_made = bool(d["ann_made"][0])
-        self.serves = int(d["serves_since"][0])
-        # §3.3: my ambassador may not open or serve while another player is announced and
-        # (his is the only announcement or some announcer has laid since announcing).
-        announced = d["announced"] > 0
-        self.amb_banned = (
-            self.level >= 9
-            and bool(announced[1:].any())
-            and (int(announced.sum()) == 1 or bool((d["laid_since"] * announced).any()))
-        )
-        slots = d["slots"][0]
-        self.slots = tuple(int(np.argmax(s)) if s.any() else -1 for s in slots)
+    def _fill(self, r: list[int]) -> None:
+        self.level = 8 + r[_LEVEL]
+        self.phase = _PHASES[r[_PHASE]]
+        self.hand = tuple(r[_HAND])
+        self.own_draw = tuple(r[_OWN_DRAW])
+        self.played = tuple(r[_PLAYED])
+        self.draw_count = r[_DRAW_COUNT]
+        self.top = r[_TOP]
+        self.combo = r[_COMBO]
+        self.announced = r[_ANNOUNCED]
+        self.ann_made = bool(r[_ANN_MADE])
+        self.serves = r[_SERVES]
+        self.amb_banned = bool(r[_AMB_BANNED])
+        self.slots = tuple(r[_SLOTS])
+
+
+# -- reading observations, many at once ---------------------------------------------------------
+# Speed: a numpy call costs about a microsecond whatever its size, as much as a Python
+# statement on one value, so the fields the heuristic reads are decoded for a whole batch of
+# rows at once, with the arithmetic of ``observation.decode`` (``Layout.decode(raw=True)``),
+# reduced to the numbers of a ``Seen`` (one-hot fields to indices, the ambassador ban) and
+# handed to Python in one ``tolist``. Only the observer's row (the first) of a per-seat field
+# is read, except for the ban, which reads ``announced`` and ``laid_since`` of every seat.
+_READ = (  # (field, columns from its start), in the order of a decoded row
+    # whole numbers (converted as int() does: truncated)
+    ("hand", NUM_FIGURES),
+    ("own_draw", NUM_FIGURES),
+    ("played", NUM_FIGURES),
+    ("draw_count", 1),
+    ("combo_len", 1),
+    ("serves_since", 1),
+    ("announced", MAX_PLAYERS),
+    # read as flags
+    ("ann_made", 1),
+    ("laid_since", MAX_PLAYERS),
+    # one-hot: six rows of 13 figures (phase and level padded)
+    ("top", NUM_FIGURES),
+    ("slots", NUM_SLOTS * NUM_FIGURES),
+    ("phase", len(Phase)),
+    ("level", 3),
+)
+_COLS = np.concatenate([np.arange(LAYOUT.at[n], LAYOUT.at[n] + c) for n, c in _READ])
+_IN = {n: slice(end - c, end) for (n, c), end in zip(_READ, accumulate(c for _, c in _READ))}
+# The one-hot columns, from _HOT on, go to six rows of 13 (top, the slots, phase, level) at
+# _HOT_AT; phase and level are padded with -inf, so that one argmax finds every index.
+_HOT = _IN["top"].start
+_HOT_AT = np.concatenate(
+    [
+        np.arange(4 * NUM_FIGURES),
+        4 * NUM_FIGURES + np.arange(len(Phase)),
+        5 * NUM_FIGURES + np.arange(3),
+    ]
+)
+# A decoded row: the whole numbers, then ann_made, top, the slots, phase, level, the ban.
+_HAND, _OWN_DRAW, _PLAYED = _IN["hand"], _IN["own_draw"], _IN["played"]
+_DRAW_COUNT, _COMBO = _IN["draw_count"].start, _IN["combo_len"].start
+_SERVES, _ANNOUNCED = _IN["serves_since"].start, _IN["announced"].start
+_ANN_MADE = _IN["announced"].stop
+_TOP = _ANN_MADE + 1
+_SLOTS = slice(_TOP + 1, _TOP + 1 + NUM_SLOTS)
+_PHASE, _LEVEL, _AMB_BANNED = range(_SLOTS.stop, _SLOTS.stop + 3)
+_PHASES = tuple(Phase)
+# The columns that ``observation.params_of`` reads (player count, rounds, deck).
+_PARAMS = np.r_[LAYOUT.slices["seats"], LAYOUT.at["num_rounds"], LAYOUT.at["deck_mode"]]
+_AFFINE: dict[bytes, np.ndarray] = {}  # their bytes -> (shift, scale) of _COLS
+
+
+def _affine_of(params: np.ndarray) -> np.ndarray:
+    """``(shift, scale)`` of the columns read, for an observation whose ``_PARAMS`` columns
+    hold ``params``: float64, as ``Layout.decode`` computes with them."""
+    key = params.tobytes()
+    hit = _AFFINE.get(key)
+    if hit is None:
+        if len(_AFFINE) >= 256:
+            _AFFINE.clear()
+        vec = np.zeros(OBS_SIZE, dtype=params.dtype)
+        vec[_PARAMS] = params
+        scale, shift = LAYOUT.affine(**params_of(vec))
+        hit = _AFFINE[key] = np.stack([shift[_COLS], scale[_COLS]]).astype(np.float64)
+    return hit
+
+
+def _decode(obs: np.ndarray) -> list[list[int]]:
+    """The rows of ``obs`` (k ≥ 1 observations) as lists of ints laid out as above."""
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"expected observations of length {OBS_SIZE}, got shape {obs.shape}")
+    k = len(obs)
+    params = obs[:, _PARAMS]
+    if k == 1 or (params == params[0]).all():  # one game's options, as in a batch of one table
+        shift, scale = _affine_of(params[0])[:, None, :]
+    else:
+        shift, scale = np.stack([_affine_of(p) for p in params], axis=1)
+    raw = (obs[:, _COLS] - shift) / scale
+    near = np.rint(raw)
+    raw = np.where(np.abs(raw - near) < 1e-3, near, raw)
+    hot = np.full((k, 6 * NUM_FIGURES), -np.inf)
+    hot[:, _HOT_AT] = raw[:, _HOT:]
+    hot = hot.reshape(k, 6, NUM_FIGURES)
+    first = hot.argmax(2)  # the index of the (first) largest value, as np.argmax
+    # §3.3: my ambassador may not open or serve while another player is announced and (his is
+    # the only announcement or some announcer has laid since announcing).
+    announced = raw[:, _IN["announced"]] > 0
+    banned = (
+        (first[:, 5] >= 1)  # level 9 or 10
+        & announced[:, 1:].any(1)
+        & ((announced.sum(1) == 1) | (raw[:, _IN["laid_since"]] * announced).any(1))
+    )
+    out = np.concatenate(
+        [
+            raw[:, :_ANN_MADE],
+            raw[:, _ANN_MADE, None] != 0,
+            np.where(hot[:, :4].any(2), first[:, :4], -1),  # top and slots: -1 for none
+            first[:, 4:],
+            banned[:, None],
+        ],
+        axis=1,
+    )
+    return out.astype(np.int64).tolist()  # whole numbers truncated, as int() does
 
 
 # -- hand evaluation ----------------------------------------------------------------------------
@@ -158,7 +264,6 @@ def runs(hand: tuple[int, ...]) -> list[tuple[int, int, int]]:
     return out
 
 
-@lru_cache(maxsize=1 << 16)
 def hand_cost(hand: tuple[int, ...]) -> float:
     """What the hand still costs me: its runs by their entries, traitors, ambassadors, cards."""
     cost = PER_CARD * sum(hand) + TRAITOR_COST * hand[TRAITOR]
@@ -169,7 +274,6 @@ def hand_cost(hand: tuple[int, ...]) -> float:
     return cost
 
 
-@lru_cache(maxsize=1 << 16)
 def run_prospect(hand: tuple[int, ...], slots: tuple[int, ...] = ()) -> float:
     """Expected combo cards from keeping a run for last: the best run's cards (at most 11,
     §4.4), discounted for the other groups of hand cards that must go first (a traitor comes
@@ -211,6 +315,63 @@ def add(hand: tuple[int, ...], f: int, k: int = 1) -> tuple[int, ...]:
     h = list(hand)
     h[f] += k
     return tuple(h)
+
+
+def without_slot(slots: tuple[int, ...], k: int) -> tuple[int, ...]:
+    """The slots with slot k emptied."""
+    s = list(slots)
+    s[k] = -1
+    return tuple(s)
+
+
+# Planning and search meet the same hands again and again. A plain dict, not an lru_cache:
+# every full collection of the garbage collector walks an lru_cache's entries one by one
+# (about a millisecond per 4,000), while it soon stops tracking a dict of tuples of numbers.
+_TERMS: dict[tuple, tuple[float, float, bool]] = {}
+_MAX_TERMS = 1 << 16
+
+
+def card_terms(hand: tuple[int, ...], slots: tuple[int, ...]) -> tuple[float, float, bool]:
+    """What a stop value takes from the cards alone: slot value less hand cost, the run
+    prospect's worth (at most 11 cards times RUN_POTENTIAL) and whether the hand is one run."""
+    key = (hand, slots)
+    terms = _TERMS.get(key)
+    if terms is None:
+        if len(_TERMS) >= _MAX_TERMS:
+            _TERMS.clear()
+        terms = _TERMS[key] = (
+            slot_value(slots) - hand_cost(hand),
+            RUN_POTENTIAL * run_prospect(hand, slots),
+            is_one_run(hand),
+        )
+    return terms
+
+
+def stop_value_of(
+    hand: tuple[int, ...],
+    slots: tuple[int, ...],
+    ann: int,
+    serves: int,
+    can_ann: bool,
+    cap: float = math.inf,
+) -> float:
+    """What my position is worth when my decision ends with it (the run prospect at most
+    ``cap``); ``ann``, ``serves``, ``can_ann`` as in :class:`Pos`."""
+    v, prospect, one_run = _TERMS.get((hand, slots)) or card_terms(hand, slots)
+    prospect = min(cap, prospect)
+    v += prospect if can_ann or ann else LATE_SHARE * prospect
+    if ann:
+        # The announced combo is still alive: worth its points by the chance to lay the hand
+        # out with the one serve left, or with none (§4.3(2)).
+        v += (ANN_CHANCE[min(serves, 1)] if one_run else ANN_CHANCE[2]) * ann
+    return v
+
+
+# The numbered figures and ambassadors that may be thrown on top t (§3.2), in figure order;
+# indexed like THROW_FIT (t = -1, an empty box, reads the last row as THROW_FIT does).
+THROWS_ON = tuple(
+    tuple(f for f in range(1, NUM_FIGURES) if THROW_FIT[f][t]) for t in range(NUM_FIGURES)
+)
 
 
 class HeuristicKdK(Agent):
@@ -266,16 +427,66 @@ class HeuristicKdK(Agent):
         legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
-        action = Decision(Seen(observation), set(legal.tolist()), self.rng).choose()
-        if action not in legal:  # a bug here must not become an illegal move in a game
-            raise AssertionError(f"heuristic chose illegal action {action}")
-        return action
+        ids = set(legal.tolist())
+        return _checked(Decision(Seen(observation), ids, self.rng).choose(), ids)
+
+
+def _checked(action: int, legal: set[int]) -> int:
+    """``action``, which a bug here must not turn into an illegal move in a game."""
+    if action not in legal:
+        raise AssertionError(f"heuristic chose illegal action {action}")
+    return action
+
+
+def act_batch(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """:meth:`HeuristicKdK.act` for each row of ``obs`` (k, OBS_SIZE) and ``mask``
+    (k, NUM_ACTIONS), as int64 actions: the same actions, row by row, as an agent whose
+    generator is in the state of ``rng`` (it draws the same numbers, in row order)."""
+    obs, mask = np.asarray(obs), np.asarray(mask)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"obs must have shape (k, {OBS_SIZE}); got {obs.shape}")
+    if mask.shape != (len(obs), NUM_ACTIONS):
+        raise ValueError(f"mask must have shape ({len(obs)}, {NUM_ACTIONS}); got {mask.shape}")
+    if not len(obs):
+        return np.empty(0, dtype=np.int64)
+    counts = np.count_nonzero(mask, axis=1)
+    if not counts.all():
+        row = int(np.argmin(counts))
+        raise ValueError(f"the action mask of row {row} allows no action: nobody is to act")
+    ids = np.nonzero(mask)[1].tolist()  # the legal ids, row after row
+    rows = _decode(obs)
+    out = []
+    pending = []  # (row, legal ids, candidates) of the decisions left to their tie-breaks
+    start = 0
+    for i, end in enumerate(np.cumsum(counts).tolist()):
+        if end - start == 1:
+            out.append(ids[start])
+        else:
+            legal = set(ids[start:end])
+            choice = Decision(Seen.of_row(rows[i]), legal, rng).decide()
+            if isinstance(choice, list):
+                pending.append((i, legal, choice))
+                out.append(-1)  # decided below
+            else:
+                out.append(_checked(choice, legal))
+        start = end
+    # The tie-break numbers of all rows in one draw: a decision draws its numbers only once
+    # its candidates are valued, so taking them in row order gives each row the numbers that
+    # HeuristicKdK.act would draw.
+    noise = rng.random(sum(len(c) for _, _, c in pending)).tolist()
+    at = 0
+    for i, legal, candidates in pending:
+        out[i] = _checked(_pick(candidates, noise[at : at + len(candidates)]), legal)
+        at += len(candidates)
+    return np.array(out, dtype=np.int64)
 
 
 class Decision:
     """One decision: the seen position, the legal actions and the plans built on them."""
 
-    def __init__(self, seen: Seen, legal: set[int], rng: np.random.Generator):
+    def __init__(
+        self, seen: Seen, legal: set[int], rng: np.random.Generator | random.Random
+    ) -> None:
         self.s = seen
         self.legal = legal
         self.rng = rng
@@ -284,6 +495,17 @@ class Decision:
     # -- dispatch ------------------------------------------------------------------------------
     def choose(self) -> int:
         """The action for this decision, by phase."""
+        choice = self.decide()
+        if not isinstance(choice, list):
+            return choice
+        rng = self.rng
+        if isinstance(rng, np.random.Generator):  # one call draws the numbers of many
+            return _pick(choice, rng.random(len(choice)).tolist())
+        return _pick(choice, [rng.random() for _ in choice])
+
+    def decide(self) -> int | list[tuple[int, float]]:
+        """The action for this decision, or candidates for :func:`_pick`: (action, value)
+        pairs whose exact ties are left to random numbers."""
         ph = self.s.phase
         if ph == Phase.FINISH:
             return self.finish()
@@ -348,7 +570,7 @@ class Decision:
         return SECURE
 
     # -- play ----------------------------------------------------------------------------------
-    def play(self) -> int:
+    def play(self) -> int | list[tuple[int, float]]:
         """OPEN, FREE_OPEN, WINDOW, DUTY: finish if possible, announce, else the best lay."""
         s = self.s
         plan = self.finish_plan()
@@ -379,20 +601,17 @@ class Decision:
             serves=s.serves,
             can_ann=not s.ann_made and not s.announced,
         )
-        best, best_v = None, -1e9
+        candidates = []
         for a in sorted(self.legal):
             v = self.value_of(start, a)
-            if v is None:
-                continue
-            v += float(self.rng.random()) * 1e-6
-            if v > best_v:
-                best, best_v = a, v
-        if best is None:  # only free actions were judged: take a terminal fallback
+            if v is not None:
+                candidates.append((a, v))
+        if not candidates:  # only free actions were judged: take a terminal fallback
             for a in (PASS, FAIL, SECURE):
                 if a in self.legal:
                     return a
             return min(self.legal)
-        return best
+        return candidates
 
     def value_of(self, pos: Pos, a: int) -> float | None:
         """The value of a terminal action, or None for free actions (not used in play)."""
@@ -402,16 +621,17 @@ class Decision:
             else:
                 k = a - LAY_SLOT
                 f, hand = pos.slots[k], pos.hand
-                slots = tuple(-1 if i == k else x for i, x in enumerate(pos.slots))
-            return self.after_first_lay(pos._replace(hand=hand, slots=slots), f)
+                slots = without_slot(pos.slots, k)
+            pos = Pos(hand, slots, pos.top, pos.combo, pos.ann, pos.serves, pos.can_ann)
+            return self.after_first_lay(pos, f)
         if a == PASS:
             return self.stop_value(pos)
         if a == FAIL:
-            failed = pos._replace(combo=0, ann=0, serves=0)
+            failed = Pos(pos.hand, pos.slots, pos.top, 0, 0, 0, pos.can_ann)
             return self.penalty_value(failed, 1) - FAIL_EXTRA
         if a == WEITER:
             hand = add(pos.hand, TRAITOR, -2)
-            return self.penalty_value(pos._replace(hand=hand, combo=0, ann=0, serves=0), 2)
+            return self.penalty_value(Pos(hand, pos.slots, pos.top, 0, 0, 0, pos.can_ann), 2)
         return None
 
     def first_kind_is_serve(self, f: int) -> bool:
@@ -438,32 +658,31 @@ class Decision:
                 serves += 1
         else:
             combo = pos.combo + 1
-        new = pos._replace(top=f, combo=combo, serves=serves)
         if f == TRAITOR or (pos.ann and serve and serves == 2):
             # Every traitor draws a penalty card; a second serve is "Strafe Kombo" (§4.3).
-            return self.penalty_value(new._replace(combo=0, ann=0, serves=0), 1)
-        return new
+            return self.penalty_value(Pos(pos.hand, pos.slots, f, 0, 0, 0, pos.can_ann), 1)
+        return Pos(pos.hand, pos.slots, f, combo, pos.ann, serves, pos.can_ann)
 
     def continue_value(self, pos: Pos | float) -> float:
         """The best of stopping here and throwing on (I am first in the window, §3.4)."""
         if not isinstance(pos, Pos):
             return pos
-        if pos in self.memo:
-            return self.memo[pos]
-        if not any(pos.hand):
-            v = FINISH + combo_points(pos.ann, pos.combo) + slot_value(pos.slots)
+        v = self.memo.get(pos)
+        if v is not None:
+            return v
+        hand, slots, t = pos.hand, pos.slots, pos.top
+        if not any(hand):
+            v = FINISH + combo_points(pos.ann, pos.combo) + slot_value(slots)
             self.memo[pos] = v
             return v
         best = self.stop_value(pos)
-        t = pos.top
-        for f in range(1, NUM_FIGURES):  # traitors would end the combo with a penalty
-            if pos.hand[f] and THROW_FIT[f][t]:
-                nxt = self.lay(pos._replace(hand=add(pos.hand, f, -1)), f, False)
+        for f in THROWS_ON[t]:  # traitors would end the combo with a penalty
+            if hand[f]:
+                nxt = self.lay(pos._replace(hand=add(hand, f, -1)), f, False)
                 best = max(best, self.continue_value(nxt))
-        for k, f in enumerate(pos.slots):
+        for k, f in enumerate(slots):
             if f > 0 and THROW_FIT[f][t]:
-                slots = tuple(-1 if i == k else x for i, x in enumerate(pos.slots))
-                nxt = self.lay(pos._replace(slots=slots), f, False)
+                nxt = self.lay(pos._replace(slots=without_slot(slots, k)), f, False)
                 best = max(best, self.continue_value(nxt))
         self.memo[pos] = best
         return best
@@ -471,15 +690,7 @@ class Decision:
     def stop_value(self, pos: Pos, cap: float = math.inf) -> float:
         """What a position is worth when my decision ends with it (the run prospect at most
         ``cap``)."""
-        v = slot_value(pos.slots) - hand_cost(pos.hand)
-        prospect = min(cap, RUN_POTENTIAL * run_prospect(pos.hand, pos.slots))
-        v += prospect if pos.can_ann or pos.ann else LATE_SHARE * prospect
-        if pos.ann:
-            # The announced combo is still alive: worth its points by the chance to lay the
-            # hand out with the one serve left, or with none (§4.3(2)).
-            chance = ANN_CHANCE[min(pos.serves, 1)] if is_one_run(pos.hand) else ANN_CHANCE[2]
-            v += chance * pos.ann
-        return v
+        return stop_value_of(pos.hand, pos.slots, pos.ann, pos.serves, pos.can_ann, cap)
 
     def draw_source(self, k: int) -> tuple[int, ...]:
         """What a draw of k cards comes from: my draw pile, or at levels 8–9 with the played
@@ -497,32 +708,33 @@ class Decision:
         total = sum(comp)
         if not comp:
             return -ELIMINATION
-        pos = pos._replace(combo=0)
+        hand, slots, ann, serves, can_ann = pos.hand, pos.slots, pos.ann, pos.serves, pos.can_ann
         # A penalty card that happens to extend a run is no reason to take one: the run
         # prospect may only shrink (the card delays everything else).
-        cap = RUN_POTENTIAL * run_prospect(pos.hand, pos.slots)
+        cap = card_terms(hand, slots)[1]
         if total == 0:
-            return self.stop_value(pos, cap)
+            return stop_value_of(hand, slots, ann, serves, can_ann, cap)
         v = 0.0
         for f, c in enumerate(comp):
             if c:
-                hand = add(pos.hand, f)
+                drawn = add(hand, f)
                 if k == 2:
-                    v += c / total * self.second_card(pos._replace(hand=hand), comp, f, cap)
+                    v += c / total * self.second_card(pos._replace(hand=drawn), comp, f, cap)
                 else:
-                    v += c / total * self.stop_value(pos._replace(hand=hand), cap)
+                    v += c / total * stop_value_of(drawn, slots, ann, serves, can_ann, cap)
         return v
 
     def second_card(self, pos: Pos, comp: tuple[int, ...], first: int, cap: float) -> float:
         """The second card of a two-card draw, from the pile without the first."""
+        hand, slots, ann, serves, can_ann = pos.hand, pos.slots, pos.ann, pos.serves, pos.can_ann
         total = sum(comp) - 1
         if total <= 0:
-            return self.stop_value(pos, cap)
+            return stop_value_of(hand, slots, ann, serves, can_ann, cap)
         v = 0.0
         for f, c in enumerate(comp):
             c -= f == first
             if c > 0:
-                v += c / total * self.stop_value(pos._replace(hand=add(pos.hand, f)), cap)
+                v += c / total * stop_value_of(add(hand, f), slots, ann, serves, can_ann, cap)
         return v
 
     # -- finishing now -------------------------------------------------------------------------
@@ -551,7 +763,18 @@ class Decision:
         figures they use up.
         """
         s = self.s
-        if not any(s.hand):
+        # Quick exits, with the result of the search below: a sequence lays no traitor, and
+        # after its first card each card is thrown on the one before (§3.2 throw fit: the same
+        # figure or one higher; an ambassador only on an ambassador). So no ambassador goes
+        # with numbered cards, and every figure between my lowest and highest numbered hand
+        # card must be laid, each one that my hand lacks from a slot.
+        if not any(s.hand) or s.hand[TRAITOR]:
+            return None
+        numbered = [f for f in range(1, AMBASSADOR) if s.hand[f]]
+        if numbered and (
+            s.hand[AMBASSADOR]
+            or numbered[-1] - numbered[0] + 1 - len(numbered) > sum(f > 0 for f in s.slots)
+        ):
             return None
         can_ann = not s.ann_made and not s.announced
         takeable = [k for k, f in enumerate(s.slots) if f > TRAITOR and TAKE_SLOT + k in self.legal]
@@ -601,6 +824,17 @@ class Decision:
         for k, f in enumerate(slots):
             if f > 0 and k not in used and THROW_FIT[f][top]:
                 yield from self._sequences(hand, slots, f, combo + 1, used + (k,))
+
+
+def _pick(candidates: list[tuple[int, float]], noise: list[float]) -> int:
+    """The candidate of highest value, each value raised by its random number times 1e-6
+    (exact ties are broken at random, so equal moves are not always taken in id order)."""
+    best, best_v = candidates[0][0], -1e9
+    for (a, v), u in zip(candidates, noise):
+        v += u * 1e-6
+        if v > best_v:
+            best, best_v = a, v
+    return best
 
 
 # -- search support -----------------------------------------------------------------------
