@@ -10,12 +10,26 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tablegym.games import check_game
+
+# Rows of observations and masks, and a generator for ties and chance, to one action per row.
+BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
 HEURISTICS = {
     "kingup": "agents.heuristic_kingup:HeuristicKingUp",
     "updown": "agents.heuristic_updown:HeuristicUpDown",
     "kdk": "agents.heuristic_kdk:HeuristicKdK",
+}
+# The heuristics' batched twins, ``act_batch(obs, mask, rng) -> actions`` over rows of
+# observations: they decide as the agents above (tests/test_heuristic_*_batch.py), at a few
+# microseconds a decision, for the self-play collector, the warm start and the evaluation during
+# training, where heuristic seats are taken many at once.
+BATCHED_HEURISTICS = {
+    "kingup": "agents.heuristic_kingup_batch:act_batch",
+    "updown": "agents.heuristic_updown_batch:act_batch",
+    "kdk": "agents.heuristic_kdk:act_batch",
 }
 # Game knowledge the search may use inside its determinisations (see agents/ismcts.py):
 # a full-state policy for the rollouts and for the other seats inside the tree, each beside its
@@ -40,6 +54,11 @@ def load(target: str) -> Any:
 def heuristic_class(game: str) -> type:
     """The rule-of-thumb agent class of ``game``."""
     return load(HEURISTICS[check_game(game)])
+
+
+def batched_heuristic(game: str) -> BatchPolicy:
+    """The heuristic of ``game`` as one call over many rows: ``(obs, mask, rng) -> actions``."""
+    return load(BATCHED_HEURISTICS[check_game(game)])
 
 
 def rollout_policy(game: str) -> Callable[..., int] | None:

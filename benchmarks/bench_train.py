@@ -22,7 +22,7 @@ whole rollouts of 8,192 samples, for ours: each pair takes tens of seconds per t
 the first rollout; a first untimed run per trainer and game fills numba's cache). Rounds are
 interleaved (reference, ours, peer, then again) so that drift of the shared machine's speed
 hits all alike. Ours also reports its time split (env, each opponent kind, learner inference,
-update) from its ``summary.json``.
+update) and each opponent kind's µs per decision from its ``summary.json``.
 """
 
 from __future__ import annotations
@@ -172,7 +172,8 @@ def report(result: dict, args: argparse.Namespace) -> None:
     for (who, game), summary in result["splits"].items():
         split = summary["time_split"]
         shown = ", ".join(f"{k} {v:.0%}" for k, v in split.items())
-        print(f"  {who} {game}: {shown}")
+        costs = ", ".join(f"{k} {v:.1f}" for k, v in summary.get("us_per_decision", {}).items())
+        print(f"  {who} {game}: {shown}; µs per opponent decision: {costs}")
 
 
 def main() -> None:

@@ -7,14 +7,14 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
+from agents.catalog import batched_heuristic  # noqa: E402
 from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.imitation import agreement, collect, pretrain  # noqa: E402
-from training.registry import heuristic_factory  # noqa: E402
 from updown_env.observation import LAYOUT  # noqa: E402
 
 
 def teach(game: str, tables: list[dict], games: int, seed: int = 0, gamma: float = 1.0):
-    return collect(game, tables, games, seed, gamma, heuristic_factory(game), num_games=4)
+    return collect(game, tables, games, seed, gamma, batched_heuristic(game), num_games=4)
 
 
 @pytest.mark.parametrize(("game", "players"), [("kingup", 3), ("updown", 2)])

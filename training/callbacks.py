@@ -175,9 +175,19 @@ class TrainingCallback(BaseCallback):
             "samples_per_second": round(samples / max(learn_seconds, 1e-9), 1),
             "time_split": self.time_split(model, learn_seconds),
             "decisions": dict(self.selfplay.decisions),
+            "us_per_decision": self.decision_costs(),
         }
         (self.run / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return summary
+
+    def decision_costs(self) -> dict[str, float]:
+        """Microseconds per decision of each opponent kind that made decisions (batched calls)."""
+        env = self.selfplay
+        return {
+            k: round(1e6 * env.seconds[k] / n, 2)
+            for k, n in env.decisions.items()
+            if k != "self" and n > 0
+        }
 
     def time_split(self, model: Any, total: float) -> dict[str, float]:
         """Share of the learning phase's wall time spent in each part."""

@@ -11,7 +11,8 @@ player, drawn when the game is dealt from ``mix`` (one seat is always the learne
 
 At every tick each table steps once, and the decisions of each kind are taken in one batched
 call: one torch forward for all learner seats, one per snapshot, one vectorised draw for the
-random seats, one loop over the heuristic seats.
+random seats, one call of the heuristic's batched twin (``agents.catalog.BATCHED_HEURISTICS``)
+for the heuristic seats.
 
 Every learner decision is a sample. Samples form one *stream* per (game slot, seat): a seat's
 rewards, earned while others act, are credited to its last decision, and GAE runs along each
@@ -23,7 +24,7 @@ step, which a table where several seats, or none, of the learner act per tick ca
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
+from agents.catalog import BatchPolicy
 from tablegym.vector import VectorGame, random_actions
 
 KINDS = ("self", "snapshot", "heuristic", "random")
@@ -88,11 +90,11 @@ class SelfPlayVecEnv(VecEnv):
         num_games: int,
         mix: dict[str, float],
         seed: int = 0,
-        heuristic: Callable[[int], Any] | None = None,
+        heuristic: BatchPolicy | None = None,
         backend: str = "auto",
     ):
         if mix.get("heuristic", 0) > 0 and heuristic is None:
-            raise ValueError("a mix with heuristic seats needs a heuristic agent factory")
+            raise ValueError("a mix with heuristic seats needs the batched heuristic")
         per_table = max(1, num_games // len(table_options))
         self.tables = [
             VectorGame(game, per_table, seed=seed + 7919 * k, backend=backend, **opts)
@@ -112,7 +114,6 @@ class SelfPlayVecEnv(VecEnv):
         size = self.num_envs
         self.players = np.concatenate([np.full(t.num_games, t.num_players) for t in self.tables])
         self.kinds = np.full((size, self.max_players), -1, dtype=np.int64)
-        self.agents: dict[tuple[int, int], Any] = {}  # heuristic per (slot, seat)
         self.seat_rewards = np.zeros((size, self.max_players), dtype=np.float32)
         self.done = np.zeros(size, dtype=bool)
         self._actions: np.ndarray | None = None
@@ -130,15 +131,7 @@ class SelfPlayVecEnv(VecEnv):
         for slot in slots.tolist():
             n = int(self.players[slot])
             drawn = self.rng.choice(len(names), size=n, p=weights)
-            codes = []
-            for q, d in enumerate(drawn):
-                codes.append(self._code(names[d]))
-                if codes[-1] == HEURISTIC:
-                    agent = self.agents.get((slot, q)) or self.heuristic(
-                        int(self.rng.integers(2**31))
-                    )
-                    agent.reset(q)
-                    self.agents[slot, q] = agent
+            codes = [self._code(names[d]) for d in drawn]
             codes[int(self.rng.integers(n))] = LEARNER
             self.kinds[slot, :n] = codes
 
@@ -231,8 +224,7 @@ class SelfPlayVecEnv(VecEnv):
             if code == RANDOM:
                 out[sel] = random_actions(self.mask[sel], self.rng)
             elif code == HEURISTIC:
-                for r in sel.tolist():
-                    out[r] = self.agents[r, int(self.seat[r])].act(self.obs[r], self.mask[r])
+                out[sel] = self.heuristic(self.obs[sel], self.mask[sel], self.rng)
             else:
                 policy = self.snapshots[code - SNAPSHOT]
                 out[sel] = policy_actions(policy, self.obs[sel], self.mask[sel])
@@ -468,7 +460,7 @@ def evaluate_batched(
     opponent: str,
     games: int,
     seed: int,
-    heuristic: Callable[[int], Any] | None = None,
+    heuristic: BatchPolicy | None = None,
     num_games: int = 64,
     backend: str = "auto",
 ) -> dict[str, float]:
@@ -480,7 +472,7 @@ def evaluate_batched(
     if opponent not in ("random", "heuristic"):
         raise ValueError(f"opponent must be 'random' or 'heuristic'; got {opponent!r}")
     if opponent == "heuristic" and heuristic is None:
-        raise ValueError("evaluation against heuristic needs a heuristic agent factory")
+        raise ValueError("evaluation against heuristic needs the batched heuristic")
     size = max(1, min(num_games, games))
     vg = VectorGame(game, size, seed=seed, backend=backend, **{**options, "reward": "win"})
     n = vg.num_players
@@ -489,13 +481,6 @@ def evaluate_batched(
     quota = games // size + (slots < games % size)
     played = np.zeros(size, dtype=np.int64)
     mine = slots % n  # the policy's seat in each slot's current game
-    agents = {}
-    if heuristic is not None and opponent == "heuristic":
-        agents = {
-            (i, q): heuristic(int(rng.integers(2**31))) for i in range(size) for q in range(n)
-        }
-        for (_, q), agent in agents.items():
-            agent.reset(q)
     wins = 0.0
     obs, mask, seat = vg.reset()
     while (played < quota).any():
@@ -507,14 +492,10 @@ def evaluate_batched(
         if opponent == "random":
             actions[theirs] = random_actions(mask[theirs], rng)
         else:
-            for i in theirs.tolist():
-                actions[i] = agents[i, int(seat[i])].act(obs[i], mask[i])
+            actions[theirs] = heuristic(obs[theirs], mask[theirs], rng)
         obs, mask, seat, rewards, done = vg.step(actions)
         for i in np.flatnonzero(done & (played < quota)).tolist():
             wins += float(rewards[i, mine[i]] > 0)
             played[i] += 1
             mine[i] = (i + played[i]) % n
-            for q in range(n):
-                if (i, q) in agents:
-                    agents[i, q].reset(q)
     return {"games": int(played.sum()), "win_rate": wins / max(1, int(played.sum()))}

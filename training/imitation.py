@@ -3,7 +3,7 @@
 From a random policy, PPO spends most of a 30-minute budget rediscovering what the heuristic
 agent already knows (in KdK it learns to beat random players but never reaches the end of a
 hand against a competent one). Behaviour cloning gives it that knowledge first: the teacher
-(by default the game's heuristic) plays every seat of ``games`` games; each decision is
+(the game's heuristic, in its batched form) plays every seat of ``games`` games; each decision is
 recorded as (observation, action mask, action, discounted return of that seat). The policy
 is fitted to the actions (masked cross-entropy) and its value head to the returns (squared
 error), so PPO's first advantages are not noise that would undo the imitation.
@@ -17,12 +17,12 @@ in batch on :class:`tablegym.vector.VectorGame` tables.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from agents.catalog import BatchPolicy
 from tablegym.vector import VectorGame
 
 
@@ -50,7 +50,7 @@ def collect(
     games: int,
     seed: int,
     gamma: float,
-    teacher: Callable[[int], Any],
+    teacher: BatchPolicy,
     num_games: int = 64,
     backend: str = "auto",
 ) -> Demonstrations:
@@ -72,11 +72,11 @@ def teacher_games(
     games: int,
     seed: int,
     gamma: float,
-    teacher: Callable[[int], Any],
+    teacher: BatchPolicy,
     num_games: int = 64,
     backend: str = "auto",
 ) -> Demonstrations:
-    """Every decision of ``games`` games with ``teacher`` agents in every seat, in batch.
+    """Every decision of ``games`` games with ``teacher`` in every seat, one batched call a step.
 
     A decision's return is the seat's own rewards from it on, discounted once per decision of
     that seat (rewards earned while others act count for its last decision), as the self-play
@@ -89,20 +89,14 @@ def teacher_games(
     rng = np.random.default_rng(seed)
     quota = games // size + (np.arange(size) < games % size)
     played = np.zeros(size, dtype=np.int64)
-    seeds = rng.integers(2**31, size=(size, n)).tolist()
-    agents = [[teacher(seeds[i][q]) for q in range(n)] for i in range(size)]
-    for i in range(size):
-        for q in range(n):
-            agents[i][q].reset(q)
     obs_rows, mask_rows, actions, rewards, next_pos, finished = [], [], [], [], [], []
     last: dict[int, int] = {}  # (slot, seat) stream -> its last decision
     game_of: list[int] = []  # per decision: slot * quota bound + game number in the slot
     obs, mask, seat = vg.reset()
     while (played < quota).any():
-        step_actions = np.empty(size, dtype=np.int64)
+        step_actions = np.asarray(teacher(obs, mask, rng), dtype=np.int64)
         for i in range(size):
             q = int(seat[i])
-            step_actions[i] = agents[i][q].act(obs[i], mask[i])
             stream = i * n + q
             if stream in last:
                 next_pos[last[stream]] = len(actions)
@@ -123,7 +117,6 @@ def teacher_games(
             played[i] += 1
             for q in range(n):
                 last.pop(i * n + q, None)
-                agents[i][q].reset(q)
     returns = np.zeros(len(actions), dtype=np.float32)
     for pos in range(len(actions) - 1, -1, -1):
         nxt = next_pos[pos]

@@ -22,8 +22,6 @@ are. The PPO and RLlib loaders are imported only when asked for, so a machine wi
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +58,6 @@ def make_agent(spec: str, game: str, seed: int | None = None, **options: Any) ->
         raise ValueError(f"unknown agent spec {spec!r}; known specs: {SPECS}")
     agent.spec = spec
     return agent
-
-
-def heuristic_factory(game: str) -> Callable[[int], Agent]:
-    """A function ``seed -> heuristic agent`` of ``game`` (for training and batched play)."""
-    return partial(make_agent, "heuristic", check_game(game))
 
 
 def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict) -> Agent:

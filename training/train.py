@@ -409,10 +409,10 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     import numba
     import torch
 
+    from agents.catalog import batched_heuristic
     from training.callbacks import TrainingCallback, load_pool
     from training.checkpoints import check_meta, read_meta, training_meta
     from training.collector import SelfPlayPPO, SelfPlayVecEnv, parse_mix
-    from training.registry import heuristic_factory
 
     torch.set_num_threads(1)  # more threads are much slower on small machines; see README
     # The engines' parallel kernels wait at each step for a worker thread; beside another
@@ -422,7 +422,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     resuming = args.resume is not None
     tables = args.table_options()
     meta = training_meta(args.game, tables)
-    heuristic = heuristic_factory(args.game)
+    heuristic = batched_heuristic(args.game)
     mix = parse_mix(args.opponent_mix)
     env = SelfPlayVecEnv(
         args.game, tables, args.num_games, mix, args.seed, heuristic, backend=args.backend
