@@ -126,6 +126,8 @@ def test_a_directory_holding_a_run_is_never_reused_silently(tmp_path, capsys):
         (["--timesteps", "-5"], "--timesteps must be a positive integer"),
         (["--timesteps", "many"], "argument --timesteps: invalid int value"),
         (["--net-arch", "abc"], "--net-arch must be positive layer sizes"),
+        (["--warm-epochs", "-1"], "--warm-epochs must be an integer >= 0"),
+        (["--warm-start", "-3"], "--warm-start must be an integer >= 0"),
         (["--num-players", "7"], "--num-players must be one of 3, 4, 5, 6"),
         (["--option", "colour=1"], "unknown option 'colour'"),
         (["--option", "rounds=1"], "option 'rounds' is now called 'num_rounds'"),

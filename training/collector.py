@@ -150,8 +150,7 @@ class SelfPlayVecEnv(VecEnv):
         """Add a frozen policy to the pool, keeping the first and the ``pool_size`` newest.
 
         The first is the policy training started from, after the warm start an imitation of
-        the heuristic: kept for good, it makes heuristic-like opponents at the price of a
-        batched forward pass instead of a heuristic's hundreds of microseconds per decision.
+        the heuristic: kept for good, so that the pool always holds a heuristic-like policy.
         """
         new = self._next_id
         self.snapshots[new] = policy

@@ -47,10 +47,14 @@ from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 
-# Enough teacher games for most of the imitation's agreement within about 30 s on two cores
-# (a heuristic decision costs 250-600 us). KdK takes longer: a game holds four times the
-# decisions, and 150 games (agreement 0.91) left the policy at 0.04 against the heuristic.
-DEFAULT_WARM_START = {"kingup": 500, "updown": 600, "kdk": 500}
+# Teacher games and epochs of imitation: as much agreement as fits in about 30 s on two cores.
+# The batched heuristics make the games cheap (a few seconds); the fit costs 10-25 µs per
+# decision and epoch. Up & Down needs many games: its policy won 0.26 of 2-player games
+# against the heuristic after 600 (agreement 0.77), 0.45 after 4,000 (0.84). A KdK game holds
+# four times the decisions, and 150 games (agreement 0.91) left the policy at 0.04 against
+# the heuristic; 500 games at 10 epochs took 64 s, at 5 about half.
+DEFAULT_WARM_START = {"kingup": 500, "updown": 4000, "kdk": 500}
+DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 10, "kdk": 5}
 # What a run directory holds; --overwrite removes exactly these.
 RUN_FILES = (
     "config.json", "checkpoint.zip", "best.zip", "pool", "curve.csv", "curve.json",
@@ -90,12 +94,15 @@ class Args:
         default=None,
         metadata={
             "help": "heuristic games imitated before PPO starts (default: kingup 500, "
-            "updown 600, kdk 500; 0: start from a random policy)"
+            "updown 4000, kdk 500; 0: start from a random policy)"
         },
     )
-    warm_epochs: int = field(default=10, metadata={"help": "epochs of imitation"})
-    # Mostly heuristic seats, although a heuristic decision costs a hundred times a batched
-    # policy one: King Up! against the heuristic, 200 games every 2M samples, went from
+    warm_epochs: int | None = field(
+        default=None,
+        metadata={"help": "epochs of imitation (default: kingup 10, updown 10, kdk 5)"},
+    )
+    # Mostly heuristic seats (batched, a few µs a decision in King Up! and Up & Down, about
+    # 30 in KdK): King Up! against the heuristic, 200 games every 2M samples, went from
     # 0.37 down to 0.26-0.29 with heuristic=0.1, held 0.34-0.43 with 0.3, and reached 0.54
     # within 2M with 0.7 (README, Training). Half the snapshot seats hold the starting
     # policy, the heuristic's imitation.
@@ -176,6 +183,9 @@ class Args:
     def warm_start_games(self) -> int:
         return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
 
+    def warm_start_epochs(self) -> int:
+        return DEFAULT_WARM_EPOCHS[self.game] if self.warm_epochs is None else self.warm_epochs
+
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")
 
@@ -188,7 +198,7 @@ class Args:
 
         parse_mix(self.opponent_mix)
         positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size")
-        at_least_zero = ("warm_epochs", "snapshot_every", "eval_every", "eval_games",
+        at_least_zero = ("snapshot_every", "eval_every", "eval_games",
                          "checkpoint_every", "max_minutes")  # fmt: skip
         for name in positive + at_least_zero:
             value = getattr(self, name)
@@ -196,11 +206,13 @@ class Args:
             if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
                 kind = "a positive integer" if low else "a number >= 0"
                 raise ValueError(f"--{name.replace('_', '-')} must be {kind}; got {value!r}")
-        if self.warm_start is not None and (
-            isinstance(self.warm_start, bool) or not isinstance(self.warm_start, int)
-            or self.warm_start < 0
-        ):  # fmt: skip
-            raise ValueError(f"--warm-start must be an integer >= 0; got {self.warm_start!r}")
+        for name in ("warm_start", "warm_epochs"):  # None: the game's default
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                flag = name.replace("_", "-")
+                raise ValueError(f"--{flag} must be an integer >= 0; got {value!r}")
         for name, low, high in (("learning_rate", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1)):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not low < value <= high:
@@ -388,7 +400,9 @@ def warm_start(
         teacher=heuristic, num_games=args.num_games, backend=args.backend,
     )  # fmt: skip
     collected = time.monotonic() - started
-    stats = pretrain(model, demos, epochs=args.warm_epochs, seed=args.seed, progress=args.progress)
+    stats = pretrain(
+        model, demos, epochs=args.warm_start_epochs(), seed=args.seed, progress=args.progress
+    )
     stats = {"games": games, "decisions": len(demos), **stats}
     stats.update(collect_seconds=round(collected, 1), seconds=round(time.monotonic() - started, 1))
     (run / "warm_start.json").write_text(json.dumps(stats, indent=2) + "\n")
