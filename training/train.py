@@ -55,6 +55,17 @@ from tablegym.options import parse_options  # noqa: E402
 # the heuristic; 500 games at 10 epochs took 64 s, at 5 about half.
 DEFAULT_WARM_START = {"kingup": 500, "updown": 4000, "kdk": 500}
 DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 10, "kdk": 5}
+# Mostly heuristic seats: King Up! against the heuristic, 200 games every 2M samples, went
+# from 0.37 down to 0.26-0.29 with heuristic=0.1, held 0.34-0.43 with 0.3, and reached 0.54
+# within 2M with 0.7 (README, Training). KdK reached 0.57 against two heuristics with 0.3,
+# whose seats cost it more (about 30 µs a decision against 2-4 in the other games). Half the
+# snapshot seats hold the starting policy, the heuristic's imitation.
+HEAVY_MIX = "self=0.2,snapshot=0.1,heuristic=0.7"
+DEFAULT_MIX = {
+    "kingup": HEAVY_MIX,
+    "updown": HEAVY_MIX,
+    "kdk": "self=0.3,snapshot=0.3,heuristic=0.3,random=0.1",
+}
 # What a run directory holds; --overwrite removes exactly these.
 RUN_FILES = (
     "config.json", "checkpoint.zip", "best.zip", "pool", "curve.csv", "curve.json",
@@ -101,14 +112,13 @@ class Args:
         default=None,
         metadata={"help": "epochs of imitation (default: kingup 10, updown 10, kdk 5)"},
     )
-    # Mostly heuristic seats (batched, a few µs a decision in King Up! and Up & Down, about
-    # 30 in KdK): King Up! against the heuristic, 200 games every 2M samples, went from
-    # 0.37 down to 0.26-0.29 with heuristic=0.1, held 0.34-0.43 with 0.3, and reached 0.54
-    # within 2M with 0.7 (README, Training). Half the snapshot seats hold the starting
-    # policy, the heuristic's imitation.
-    opponent_mix: str = field(
-        default="self=0.2,snapshot=0.1,heuristic=0.7",
-        metadata={"help": "kinds of player and their weights, drawn per seat and game"},
+    opponent_mix: str | None = field(
+        default=None,
+        metadata={
+            "help": "kinds of player and their weights, drawn per seat and game (default: "
+            + "; ".join(f"{game} {mix}" for game, mix in DEFAULT_MIX.items())
+            + ")"
+        },
     )
     snapshot_every: int = field(default=1_000_000, metadata={"help": "samples between snapshots"})
     pool_size: int = field(default=5, metadata={"help": "snapshots kept in the pool"})
@@ -183,6 +193,9 @@ class Args:
     def warm_start_games(self) -> int:
         return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
 
+    def mix(self) -> str:
+        return DEFAULT_MIX[self.game] if self.opponent_mix is None else self.opponent_mix
+
     def warm_start_epochs(self) -> int:
         return DEFAULT_WARM_EPOCHS[self.game] if self.warm_epochs is None else self.warm_epochs
 
@@ -196,7 +209,7 @@ class Args:
         self.layers()
         from training.collector import parse_mix
 
-        parse_mix(self.opponent_mix)
+        parse_mix(self.mix())
         positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size")
         at_least_zero = ("snapshot_every", "eval_every", "eval_games",
                          "checkpoint_every", "max_minutes")  # fmt: skip
@@ -437,7 +450,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     tables = args.table_options()
     meta = training_meta(args.game, tables)
     heuristic = batched_heuristic(args.game)
-    mix = parse_mix(args.opponent_mix)
+    mix = parse_mix(args.mix())
     env = SelfPlayVecEnv(
         args.game, tables, args.num_games, mix, args.seed, heuristic, backend=args.backend
     )
