@@ -26,7 +26,9 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
     games from ``--seed`` (a seed not used while tuning), one process: the win rate with its
     95% Wilson interval, the fair share and wall seconds per decision, printed after every
     ``--chunk`` games (chunk ``i`` plays on seed ``--seed + i``), so a run cut short still
-    reports what it finished. ``--ppo GAME=PATH`` adds a head-to-head at that policy's table
+    reports what it finished; ``--first-chunk K`` starts at chunk ``K``, so two processes
+    can share one run (``--games 104`` and ``--games 96 --first-chunk 13`` play the 200
+    games of ``--games 200``; add their wins). ``--ppo GAME=PATH`` adds a head-to-head at that policy's table
     size (King Up! 4, Up & Down 2, KdK 3 players, as the notebooks' models were trained).
 
 Speeds are in CPU time of this process (``time.process_time``), as is the search's
@@ -113,16 +115,24 @@ def simulations_per_second(game: str, options: dict, sims: int, found: list, see
 
 
 def strength(
-    game: str, lineup: list[str], games: int, seed: int, players: int, chunk: int
+    game: str,
+    lineup: list[str],
+    games: int,
+    seed: int,
+    players: int,
+    chunk: int,
+    first_chunk: int = 0,
 ) -> Iterator[dict]:
     """The first spec's running totals after each chunk of a seat-rotated tournament.
 
     Chunk ``i`` is ``evaluate(..., games=chunk, seed=seed + i)``, so a run cut short still
-    reports every finished chunk, and a longer run repeats the shorter one's games.
+    reports every finished chunk, and a longer run repeats the shorter one's games. Starting
+    at ``first_chunk`` lets processes share a long run: chunks 0-12 in one and 13-24 in
+    another play exactly the 200 games of one process.
     """
     wins = seat_games = 0.0
     think = 0.0
-    for i in range(math.ceil(games / chunk)):
+    for i in range(first_chunk, first_chunk + math.ceil(games / chunk)):
         result = evaluate(
             game, lineup, games=chunk, seed=seed + i, options={"num_players": players}
         )
@@ -132,6 +142,7 @@ def strength(
         think += row["sec_per_decision"] * row["seat_games"]
         yield {
             "games": int(seat_games),
+            "wins": wins,
             "win_rate": wins / seat_games,
             "ci": wilson(wins, int(seat_games)),
             "fair": result["fair_share"],
@@ -151,6 +162,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--positions", type=int, default=30)
     p.add_argument("--speed-sims", type=int, default=50)
     p.add_argument("--chunk", type=int, default=8, help="strength: games per printed line")
+    p.add_argument(
+        "--first-chunk",
+        type=int,
+        default=0,
+        help="strength: start at this chunk (seed + chunk), to split a run over processes",
+    )
     p.add_argument("--ppo", action="append", default=[], help="GAME=PATH head to head")
     p.add_argument(
         "--vs",
@@ -163,6 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("games", "policy_games", "positions", "speed_sims", "chunk"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.first_chunk < 0:
+        p.error("--first-chunk must be >= 0")
     if args.time_limit <= 0:
         p.error("--time-limit must be > 0")
     ppo = {}
@@ -194,12 +213,16 @@ def main(argv: list[str] | None = None) -> None:
                 n = PPO_PLAYERS[game]
                 lineups.append((f"{n - 1} x ppo", [search] + [f"ppo:{ppo[game]}"] * (n - 1), n))
             for label, lineup, n in lineups:
-                for r in strength(game, lineup, args.games, args.seed, n, args.chunk):
+                totals = strength(
+                    game, lineup, args.games, args.seed, n, args.chunk, args.first_chunk
+                )
+                for r in totals:
                     lo, hi = r["ci"]
                     print(
                         f"{game:7s} ISMCTS ({args.time_limit} s CPU) vs {label}: win rate "
                         f"{r['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {r['fair']:.3f}), "
-                        f"{r['games']} games from seed {args.seed}, "
+                        f"{r['wins']:g} wins in {r['games']} games from seed {args.seed} "
+                        f"chunk {args.first_chunk}, "
                         f"{r['sec_per_decision']:.2f} s/decision wall",
                         flush=True,
                     )
