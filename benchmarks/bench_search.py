@@ -28,8 +28,9 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
     ``--chunk`` games (chunk ``i`` plays on seed ``--seed + i``), so a run cut short still
     reports what it finished; ``--first-chunk K`` starts at chunk ``K``, so two processes
     can share one run (``--games 104`` and ``--games 96 --first-chunk 13`` play the 200
-    games of ``--games 200``; add their wins). ``--ppo GAME=PATH`` adds a head-to-head at that policy's table
-    size (King Up! 4, Up & Down 2, KdK 3 players, as the notebooks' models were trained).
+    games of ``--games 200``; add their wins). ``--ppo GAME=PATH`` adds a head-to-head at
+    that policy's table size (King Up! 4, Up & Down 2, KdK 3 players, as the notebooks'
+    models were trained).
 
 Speeds are in CPU time of this process (``time.process_time``), as is the search's
 ``time_limit``: on a shared machine wall time would count the others' work. Strength reports
