@@ -49,13 +49,16 @@ def has_engine(game: str) -> bool:
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random legal action per row of ``mask``: the k-th legal id, k uniform."""
-    counts = mask.sum(axis=1)
-    if counts.size and counts.min() == 0:
-        raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
-    # Legal ids of all rows, row after row: row i's start among them, then its k-th id.
+    rows, width = mask.shape
+    # Legal ids of all rows as flat indices, row after row; each row's run of them is found by
+    # binary search (counting along rows directly is twice as slow as this whole function).
     legal = np.flatnonzero(mask)
-    k = (rng.random(len(mask)) * counts).astype(np.intp)
-    return legal[np.cumsum(counts) - counts + k] - np.arange(len(mask)) * mask.shape[1]
+    bounds = np.searchsorted(legal, np.arange(0, (rows + 1) * width, width))
+    counts = np.diff(bounds)
+    if rows and counts.min() == 0:
+        raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
+    k = (rng.random(rows) * counts).astype(np.intp)
+    return legal[bounds[:-1] + k] - np.arange(rows) * width
 
 
 class VectorGame:
