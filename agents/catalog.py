@@ -39,9 +39,9 @@ ROLLOUT_POLICIES = {
     "updown": "agents.heuristic_updown:rollout_policy",
     "kdk": "agents.heuristic_kdk:rollout_policy",
 }
-# Simulations of a bare ``ismcts`` spec: about 0.2-0.35 s of CPU per decision with the
-# policies above (measured by benchmarks/bench_search.py: about 5,000 simulations/s in King
-# Up!, 3,000 in Up & Down, whose rollouts run to the end of the game, 440 in KdK).
+# Simulations of a bare ``ismcts`` spec: about 0.15-0.3 s of CPU per decision with the
+# policies above (measured by benchmarks/bench_search.py: about 5,500 simulations/s in King
+# Up!, 3,300 in Up & Down, whose rollouts run to the end of the game, 750 in KdK).
 DEFAULT_SIMULATIONS = {"kingup": 1000, "updown": 1000, "kdk": 100}
 
 
