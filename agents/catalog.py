@@ -22,10 +22,10 @@ HEURISTICS = {
     "updown": "agents.heuristic_updown:HeuristicUpDown",
     "kdk": "agents.heuristic_kdk:HeuristicKdK",
 }
-# The heuristics' batched twins, ``act_batch(obs, mask, rng) -> actions`` over rows of
-# observations: they decide as the agents above (tests/test_heuristic_*_batch.py), at a few
-# microseconds a decision, for the self-play collector, the warm start and the evaluation during
-# training, where heuristic seats are taken many at once.
+# The heuristics' batched forms, ``act_batch(obs, mask, rng) -> actions`` over rows of
+# observations: they decide as the agents above (tests/test_heuristic_*_batch.py), at 2-5 µs a
+# decision (numba twins of King Up! and Up & Down) or 30-50 µs (KdK's planner), for the
+# self-play collector, the warm start and the evaluation during training.
 BATCHED_HEURISTICS = {
     "kingup": "agents.heuristic_kingup_batch:act_batch",
     "updown": "agents.heuristic_updown_batch:act_batch",

@@ -69,6 +69,7 @@ def positions() -> dict[str, object]:
         "mask": mask,
         "values": [Board(LAYOUT.decode(o, raw=True)).action_values(a) for o, a in zip(obs, legal)],
         "choices": np.array([agent.act(o, m) for o, m in zip(obs, mask)]),
+        "agent_rng": agent.rng,
     }
 
 
@@ -97,11 +98,15 @@ def test_choices_are_the_readable_agents(positions):
     # Both draw their tie-breaking noise from a generator of the same seed, row after row, so
     # ties would go the same way too; only the clear choices must agree.
     obs, mask = positions["obs"], positions["mask"]
-    got = act_batch(obs, mask, np.random.default_rng(SEED))
+    rng = np.random.default_rng(SEED)
+    got = act_batch(obs, mask, rng)
     best_two = np.array([np.sort(v)[-2:] if v.size > 1 else [0, 1] for v in positions["values"]])
     clear = best_two[:, 1] - best_two[:, 0] > TIE
     assert clear.mean() > 0.6
     assert np.array_equal(got[clear], positions["choices"][clear])
+    # The same draws, in the same order: the ties go the same way and the generators end alike.
+    assert np.array_equal(got, positions["choices"])
+    assert rng.bit_generator.state == positions["agent_rng"].bit_generator.state
 
 
 def test_every_action_is_legal_and_the_seed_decides(positions):

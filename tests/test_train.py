@@ -20,7 +20,7 @@ pytest.importorskip("sb3_contrib")
 from training.checkpoints import export_policy, read_meta, save_atomic, training_meta  # noqa: E402
 from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.ppo_agent import load_ppo_agent  # noqa: E402
-from training.train import Args, main, parse_args  # noqa: E402
+from training.train import DEFAULT_MIX, Args, main, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -69,9 +69,25 @@ def test_cli_run_per_game(game, tmp_path):
     assert set(summary["final"]) == {"random", "heuristic"}
     assert {"env", "inference", "update", "evaluation"} <= set(summary["time_split"])
     assert sum(summary["time_split"].values()) == pytest.approx(1, abs=0.01)
+    # Every opponent kind that decided has its cost; the game's default mix is written out.
+    costs = summary["us_per_decision"]
+    assert set(costs) == {k for k, n in summary["decisions"].items() if n and k != "self"}
+    assert all(v > 0 for v in costs.values())
+    config = json.loads((run / "config.json").read_text())
+    assert config["opponent_mix"] == DEFAULT_MIX[game]
+    assert (config["warm_start"], config["warm_epochs"]) == (4, 1)
     assert read_meta(run / "checkpoint.zip")["game"] == game
     curve = json.loads((run / "curve.json").read_text())
     assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
+
+
+def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
+    kdk, _ = parse_args(["--game", "kdk"])
+    assert kdk.resolved().opponent_mix == DEFAULT_MIX["kdk"] != DEFAULT_MIX["kingup"]
+    assert (kdk.warm_start_games(), kdk.warm_start_epochs()) == (500, 5)
+    updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
+    resolved = updown.resolved()
+    assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
 
 
 def test_one_policy_plays_every_table_size_it_was_trained_at_and_no_other(tmp_path):

@@ -38,7 +38,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -47,10 +47,13 @@ from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 
+if TYPE_CHECKING:
+    from agents.catalog import BatchPolicy
+
 # Teacher games and epochs of imitation: as much agreement as fits in about 30 s on two cores.
 # The batched heuristics make the games cheap (a few seconds); the fit costs 10-25 µs per
 # decision and epoch. Up & Down needs many games: its policy won 0.26 of 2-player games
-# against the heuristic after 600 (agreement 0.77), 0.45 after 4,000 (0.84). A KdK game holds
+# against the heuristic after 600 (agreement 0.77), 0.41 after 4,000 (0.82). A KdK game holds
 # four times the decisions, and 150 games (agreement 0.91) left the policy at 0.04 against
 # the heuristic; 500 games at 10 epochs took 64 s, at 5 about half. Measured alone on the
 # machine: 7 s, 25 s (Up & Down at 10 epochs: 31 s, agreement 0.84 against 0.82) and 25 s.
@@ -59,7 +62,7 @@ DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 8, "kdk": 5}
 # Mostly heuristic seats: King Up! against the heuristic, 200 games every 2M samples, went
 # from 0.37 down to 0.26-0.29 with heuristic=0.1, held 0.34-0.43 with 0.3, and reached 0.54
 # within 2M with 0.7 (README, Training). KdK reached 0.57 against two heuristics with 0.3,
-# whose seats cost it more (about 30 µs a decision against 2-4 in the other games). Half the
+# whose seats cost it more (about 50 µs a decision in training against 3-4 in the others). Half the
 # snapshot seats hold the starting policy, the heuristic's imitation.
 HEAVY_MIX = "self=0.2,snapshot=0.1,heuristic=0.7"
 DEFAULT_MIX = {
@@ -105,13 +108,18 @@ class Args:
     warm_start: int | None = field(
         default=None,
         metadata={
-            "help": "heuristic games imitated before PPO starts (default: kingup 500, "
-            "updown 4000, kdk 500; 0: start from a random policy)"
+            "help": "heuristic games imitated before PPO starts (default: "
+            + ", ".join(f"{game} {n}" for game, n in DEFAULT_WARM_START.items())
+            + "; 0: start from a random policy)"
         },
     )
     warm_epochs: int | None = field(
         default=None,
-        metadata={"help": "epochs of imitation (default: kingup 10, updown 8, kdk 5)"},
+        metadata={
+            "help": "epochs of imitation (default: "
+            + ", ".join(f"{game} {n}" for game, n in DEFAULT_WARM_EPOCHS.items())
+            + ")"
+        },
     )
     opponent_mix: str | None = field(
         default=None,
@@ -193,6 +201,16 @@ class Args:
 
     def warm_start_games(self) -> int:
         return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
+
+    def resolved(self) -> Args:
+        """This config with the per-game defaults written out (for config.json), no --config."""
+        return dataclasses.replace(
+            self,
+            config=None,
+            opponent_mix=self.mix(),
+            warm_start=self.warm_start_games(),
+            warm_epochs=self.warm_start_epochs(),
+        )
 
     def mix(self) -> str:
         return DEFAULT_MIX[self.game] if self.opponent_mix is None else self.opponent_mix
@@ -400,7 +418,7 @@ def new_model(args: Args, env: Any, run: Path) -> Any:
 
 
 def warm_start(
-    model: Any, args: Args, tables: list[dict[str, Any]], run: Path, heuristic: Any
+    model: Any, args: Args, tables: list[dict[str, Any]], run: Path, heuristic: BatchPolicy
 ) -> None:
     """Imitate the heuristic (``training.imitation``) before PPO; stats go to warm_start.json."""
     games = args.warm_start_games()
@@ -464,7 +482,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         run.mkdir(parents=True, exist_ok=True)
         clean_run(run, start_step if resuming else None)
         (run / "pool").mkdir(exist_ok=True)
-        _write_json(run / "config.json", dataclasses.asdict(dataclasses.replace(args, config=None)))
+        _write_json(run / "config.json", dataclasses.asdict(args.resolved()))
         if resuming:
             model = SelfPlayPPO.load(run / "checkpoint.zip", env=env, device="cpu")
             load_pool(model, env, run / "pool", args.pool_size)
