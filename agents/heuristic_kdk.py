@@ -173,11 +173,13 @@ _IN = {n: slice(end - c, end) for (n, c), end in zip(_READ, accumulate(c for _, 
 # The one-hot columns, from _HOT on, go to six rows of 13 (top, the slots, phase, level) at
 # _HOT_AT; phase and level are padded with -inf, so that one argmax finds every index.
 _HOT = _IN["top"].start
+_CARD_ROWS = 1 + NUM_SLOTS  # the top and the slots: a figure each, or none
+_HOT_ROWS = _CARD_ROWS + 2  # then phase and level
 _HOT_AT = np.concatenate(
     [
-        np.arange(4 * NUM_FIGURES),
-        4 * NUM_FIGURES + np.arange(len(Phase)),
-        5 * NUM_FIGURES + np.arange(3),
+        np.arange(_CARD_ROWS * NUM_FIGURES),
+        _CARD_ROWS * NUM_FIGURES + np.arange(len(Phase)),
+        (_CARD_ROWS + 1) * NUM_FIGURES + np.arange(_IN["level"].stop - _IN["level"].start),
     ]
 )
 # A decoded row: the whole numbers, then ann_made, top, the slots, phase, level, the ban.
@@ -222,15 +224,15 @@ def _decode(obs: np.ndarray) -> list[list[int]]:
     raw = (obs[:, _COLS] - shift) / scale
     near = np.rint(raw)
     raw = np.where(np.abs(raw - near) < 1e-3, near, raw)
-    hot = np.full((k, 6 * NUM_FIGURES), -np.inf)
+    hot = np.full((k, _HOT_ROWS * NUM_FIGURES), -np.inf)
     hot[:, _HOT_AT] = raw[:, _HOT:]
-    hot = hot.reshape(k, 6, NUM_FIGURES)
+    hot = hot.reshape(k, _HOT_ROWS, NUM_FIGURES)
     first = hot.argmax(2)  # the index of the (first) largest value, as np.argmax
     # §3.3: my ambassador may not open or serve while another player is announced and (his is
     # the only announcement or some announcer has laid since announcing).
     announced = raw[:, _IN["announced"]] > 0
     banned = (
-        (first[:, 5] >= 1)  # level 9 or 10
+        (first[:, _CARD_ROWS + 1] >= 1)  # level 9 or 10
         & announced[:, 1:].any(1)
         & ((announced.sum(1) == 1) | (raw[:, _IN["laid_since"]] * announced).any(1))
     )
@@ -238,8 +240,8 @@ def _decode(obs: np.ndarray) -> list[list[int]]:
         [
             raw[:, :_ANN_MADE],
             raw[:, _ANN_MADE, None] != 0,
-            np.where(hot[:, :4].any(2), first[:, :4], -1),  # top and slots: -1 for none
-            first[:, 4:],
+            np.where(hot[:, :_CARD_ROWS].any(2), first[:, :_CARD_ROWS], -1),  # -1: none
+            first[:, _CARD_ROWS:],
             banned[:, None],
         ],
         axis=1,
