@@ -70,6 +70,13 @@ DEFAULT_MIX = {
     "updown": HEAVY_MIX,
     "kdk": "self=0.3,snapshot=0.3,heuristic=0.3,random=0.1",
 }
+
+
+def per_game(text: str, defaults: dict[str, Any]) -> str:
+    """``text (default: kingup 500; updown 4000; kdk 500)``: a help text with per-game defaults."""
+    return f"{text} (default: " + "; ".join(f"{g} {v}" for g, v in defaults.items()) + ")"
+
+
 # What a run directory holds; --overwrite removes exactly these.
 RUN_FILES = (
     "config.json", "checkpoint.zip", "best.zip", "pool", "curve.csv", "curve.json",
@@ -107,28 +114,17 @@ class Args:
     )
     warm_start: int | None = field(
         default=None,
-        metadata={
-            "help": "heuristic games imitated before PPO starts (default: "
-            + ", ".join(f"{game} {n}" for game, n in DEFAULT_WARM_START.items())
-            + "; 0: start from a random policy)"
-        },
-    )
+        metadata={"help": per_game("heuristic games imitated before PPO starts", DEFAULT_WARM_START)
+                  + "; 0: start from a random policy"},
+    )  # fmt: skip
     warm_epochs: int | None = field(
-        default=None,
-        metadata={
-            "help": "epochs of imitation (default: "
-            + ", ".join(f"{game} {n}" for game, n in DEFAULT_WARM_EPOCHS.items())
-            + ")"
-        },
+        default=None, metadata={"help": per_game("epochs of imitation", DEFAULT_WARM_EPOCHS)}
     )
     opponent_mix: str | None = field(
         default=None,
-        metadata={
-            "help": "kinds of player and their weights, drawn per seat and game (default: "
-            + "; ".join(f"{game} {mix}" for game, mix in DEFAULT_MIX.items())
-            + ")"
-        },
-    )
+        metadata={"help": per_game("kinds of player and their weights, drawn per seat and game",
+                                   DEFAULT_MIX)},
+    )  # fmt: skip
     snapshot_every: int = field(default=1_000_000, metadata={"help": "samples between snapshots"})
     pool_size: int = field(default=5, metadata={"help": "snapshots kept in the pool"})
     eval_every: int = field(default=2_000_000, metadata={"help": "samples between evaluations"})
