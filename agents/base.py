@@ -33,6 +33,29 @@ def legal_ids(action_mask: np.ndarray) -> np.ndarray:
     return legal
 
 
+def batch_of(
+    obs: np.ndarray, mask: np.ndarray, obs_size: int, num_actions: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of observations and masks for a batched agent: contiguous float32 ``(k, obs_size)``
+    and bool ``(k, num_actions)``; ValueError naming a wrong shape."""
+    obs, mask = np.asarray(obs), np.asarray(mask)
+    if obs.ndim != 2 or obs.shape[1] != obs_size:
+        raise ValueError(f"obs must have shape (k, {obs_size}); got {obs.shape}")
+    if mask.shape != (len(obs), num_actions):
+        raise ValueError(
+            f"mask must have shape ({len(obs)}, {num_actions}) to match obs; got {mask.shape}"
+        )
+    return np.ascontiguousarray(obs, dtype=np.float32), np.ascontiguousarray(mask, dtype=bool)
+
+
+def legal_counts(mask: np.ndarray) -> np.ndarray:
+    """Legal actions per row of ``mask``; ValueError naming the first row that has none."""
+    counts = np.count_nonzero(mask, axis=1)
+    if counts.size and not counts.all():
+        raise ValueError(f"mask row {int(np.argmin(counts))} allows no action: nobody is to act")
+    return counts
+
+
 class Agent:
     """Base class: override :meth:`act`; ``spec`` is the string that builds the agent."""
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.base import Agent, GameView, legal_ids
+from agents.base import Agent, GameView, batch_of, legal_counts, legal_ids
 from kdk_env.observation import LAYOUT, OBS_SIZE, params_of
 from kdk_env.rules import (
     AMBASSADOR,
@@ -444,17 +444,10 @@ def act_batch(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np
     """:meth:`HeuristicKdK.act` for each row of ``obs`` (k, OBS_SIZE) and ``mask``
     (k, NUM_ACTIONS), as int64 actions: the same actions, row by row, as an agent whose
     generator is in the state of ``rng`` (it draws the same numbers, in row order)."""
-    obs, mask = np.asarray(obs), np.asarray(mask)
-    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
-        raise ValueError(f"obs must have shape (k, {OBS_SIZE}); got {obs.shape}")
-    if mask.shape != (len(obs), NUM_ACTIONS):
-        raise ValueError(f"mask must have shape ({len(obs)}, {NUM_ACTIONS}); got {mask.shape}")
+    obs, mask = batch_of(obs, mask, OBS_SIZE, NUM_ACTIONS)
     if not len(obs):
         return np.empty(0, dtype=np.int64)
-    counts = np.count_nonzero(mask, axis=1)
-    if not counts.all():
-        row = int(np.argmin(counts))
-        raise ValueError(f"the action mask of row {row} allows no action: nobody is to act")
+    counts = legal_counts(mask)
     ids = np.nonzero(mask)[1].tolist()  # the legal ids, row after row
     rows = _decode(obs)
     out = []

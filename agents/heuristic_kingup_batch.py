@@ -42,6 +42,7 @@ import numba as nb
 import numpy as np
 
 from agents import heuristic_kingup as H
+from agents.base import batch_of, legal_counts
 from kingup_env.observation import LAYOUT, OBS_SIZE
 from kingup_env.rules import (
     CLIMB,
@@ -476,7 +477,8 @@ def _act_batch(
 
 def action_values(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Float64 ``(k, NUM_ACTIONS)``: ``Board.action_values`` per row, -inf at illegal actions."""
-    obs, mask, _ = _checked(obs, mask)
+    obs, mask = batch_of(obs, mask, OBS_SIZE, NUM_ACTIONS)
+    legal_counts(mask)  # a row with nothing to value is a caller's mistake
     out = np.full(mask.shape, -np.inf)
     _action_values_batch(obs, mask, CONSTS, out)
     return out
@@ -484,28 +486,10 @@ def action_values(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def act_batch(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Int64 ``(k,)``: the action ``HeuristicKingUp`` takes in each row; ``rng`` breaks ties."""
-    obs, mask, counts = _checked(obs, mask)
+    obs, mask = batch_of(obs, mask, OBS_SIZE, NUM_ACTIONS)
+    counts = legal_counts(mask)
     # One noise per legal action of the rows that have a choice, in row order.
     noise = rng.random(int(counts.sum() - (counts == 1).sum()))
     out = np.empty(len(obs), dtype=np.int64)
     _act_batch(obs, mask, noise, CONSTS, out)
     return out
-
-
-def _checked(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Contiguous float32 observations, bool masks of matching shapes and the legal actions per
-    row; ValueError unless every row has one."""
-    obs, mask = np.asarray(obs), np.asarray(mask)
-    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
-        raise ValueError(f"obs must have shape (k, {OBS_SIZE}); got {obs.shape}")
-    if mask.shape != (len(obs), NUM_ACTIONS):
-        raise ValueError(
-            f"mask must have shape ({len(obs)}, {NUM_ACTIONS}) to match obs; got {mask.shape}"
-        )
-    obs = np.ascontiguousarray(obs, dtype=np.float32)
-    mask = np.ascontiguousarray(mask, dtype=np.bool_)
-    counts = mask.sum(axis=1)
-    if not counts.all():
-        empty = np.flatnonzero(counts == 0)[:5].tolist()
-        raise ValueError(f"mask rows {empty} allow no action: the heuristic is not to act there")
-    return obs, mask, counts

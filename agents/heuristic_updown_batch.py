@@ -40,6 +40,7 @@ import hashlib
 import numba as nb
 import numpy as np
 
+from agents.base import batch_of
 from agents.heuristic_updown import DICE, VALUES, HeuristicUpDown, best_weights
 from updown_env import rules
 from updown_env.observation import LAYOUT, OBS_SIZE
@@ -569,19 +570,6 @@ def _values_rows(
 # -- the public functions ------------------------------------------------------------------------
 
 
-def _check(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``obs`` as contiguous float32 ``(k, OBS_SIZE)``, ``mask`` as bool ``(k, NUM_ACTIONS)``."""
-    obs = np.ascontiguousarray(obs, dtype=np.float32)
-    mask = np.ascontiguousarray(mask)
-    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
-        raise ValueError(f"obs must have shape (k, {OBS_SIZE}); got {obs.shape}")
-    if mask.shape != (len(obs), NUM_ACTIONS):
-        raise ValueError(
-            f"mask must have shape ({len(obs)}, {NUM_ACTIONS}) to match obs; got {mask.shape}"
-        )
-    return obs, mask if mask.dtype == np.bool_ else mask != 0
-
-
 @nb.njit(cache=True)
 def _draw_starts(mask: np.ndarray, start: np.ndarray) -> int:
     """``start[r]``: the index of row r's first tie-breaking draw, ``start[k]`` the number of
@@ -601,7 +589,7 @@ def _draw_starts(mask: np.ndarray, start: np.ndarray) -> int:
 def action_values(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Float64 ``(k, NUM_ACTIONS)``: the readable agent's value of each legal action, -inf
     for illegal ones."""
-    obs, mask = _check(obs, mask)
+    obs, mask = batch_of(obs, mask, OBS_SIZE, NUM_ACTIONS)
     values = np.empty((len(obs), NUM_ACTIONS))
     _values_rows(obs, mask, AT, SCALE, SHIFT, WEIGHTS, BEST, DICE_BY_VALUE, values)
     return values
@@ -609,7 +597,7 @@ def action_values(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def act_batch(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Int64 ``(k,)``: per row the action ``HeuristicUpDown.act`` takes; ties broken by ``rng``."""
-    obs, mask = _check(obs, mask)
+    obs, mask = batch_of(obs, mask, OBS_SIZE, NUM_ACTIONS)
     start = np.empty(len(obs) + 1, dtype=np.int64)
     empty = _draw_starts(mask, start)
     if empty >= 0:
