@@ -153,6 +153,8 @@ def setup(config: Any) -> tuple:
     # Where that is not +0.0 (here only num_rounds, whose raw range starts at 1): a row is
     # zeroed and then these are written, cheaper than copying the whole of ``base``.
     base_at = np.flatnonzero(base.view(np.uint32)).astype(np.int64)
+    # The stored value of a raw 1 (1 * scale + shift = scale + shift exactly), for one-hots.
+    one = scale + shift
     return (
         np.int64(n),
         np.int64(config.num_rounds),
@@ -163,6 +165,7 @@ def setup(config: Any) -> tuple:
         shift,
         base,
         base_at,
+        one,
     )
 
 
@@ -244,7 +247,7 @@ def _deal_row(st, rngs, i, n, no_cards, placements):
     _start_round(st, 0, 0, n, no_cards, placements)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal(st, n, out, scratch):
     """Write the sorted legal action ids of the seat to act into ``out``; return how many.
 
@@ -433,14 +436,27 @@ def _rewards_row(st, rounds_before, n, reward, out):
             out[s] = (p - (total - p) / (n - 1)) / MAX_ROUND_SCORE
 
 
-@njit(cache=True)
+# Observation indices are made unsigned in the two store helpers: numba then drops the
+# negative-index wraparound it adds to every signed index (none is negative), a third of the
+# cost of a store.
+
+
+@njit(cache=True, inline="always")
 def _put(obs, j, raw, scale, shift):
     """Store raw value ``raw`` at index j: float32 multiply, then float32 add, as numpy does."""
-    obs[j] = np.float32(raw) * scale[j] + shift[j]
+    u = np.uint64(j)
+    obs[u] = np.float32(raw) * scale[u] + shift[u]
+
+
+@njit(cache=True, inline="always")
+def _put_one(obs, j, one):
+    """Store a raw 1 at index j (``one`` = scale + shift, what _put would store)."""
+    u = np.uint64(j)
+    obs[u] = one[u]
 
 
 @njit(cache=True)
-def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, obs):
+def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, one, obs):
     """observation.encode(state, seat): raw values by field, then the layout's affine map."""
     # The stored value of raw 0 everywhere: zero the row, then the few entries where that
     # is not +0.0 (explicit loops: numba's slice assignment is 5x slower).
@@ -449,36 +465,37 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, obs):
     for j in base_at:
         obs[j] = base[j]
     for c in range(C):
-        _put(obs, O_CASTLE + 9 * c + st[FLOORS + c], 1, scale, shift)
+        _put_one(obs, O_CASTLE + 9 * c + st[FLOORS + c], one)
     card = st[FAVOURITES + seat]
     for j in range(CARD_SIZE):
-        _put(obs, O_MY_FAV + CARDS[card, j], 1, scale, shift)
+        _put_one(obs, O_MY_FAV + CARDS[card, j], one)
     for r in range(n):
         s = seat + r - n if seat + r >= n else seat + r
         _put(obs, O_NO_LEFT + r, st[NO_LEFT + s], scale, shift)
         _put(obs, O_PLACEMENTS + r, st[PLACEMENTS_LEFT + s], scale, shift)
-        _put(obs, O_SEATS + r, 1, scale, shift)
+        _put_one(obs, O_SEATS + r, one)
     phase = st[PHASE]
-    _put(obs, O_PHASE + phase, 1, scale, shift)
-    _put(obs, O_ROUND + st[ROUND], 1, scale, shift)
+    _put_one(obs, O_PHASE + phase, one)
+    _put_one(obs, O_ROUND + st[ROUND], one)
     _put(obs, O_NUM_ROUNDS, num_rounds, scale, shift)
     if st[TO_PLAY] >= 0:
-        _put(obs, O_TO_PLAY + _relative(st[TO_PLAY], seat, n), 1, scale, shift)
-    _put(obs, O_STARTER + _relative(st[STARTER], seat, n), 1, scale, shift)
+        _put_one(obs, O_TO_PLAY + _relative(st[TO_PLAY], seat, n), one)
+    _put_one(obs, O_STARTER + _relative(st[STARTER], seat, n), one)
     if st[CROWN] >= 0:
-        _put(obs, O_CROWN + _relative(st[CROWN], seat, n), 1, scale, shift)
+        _put_one(obs, O_CROWN + _relative(st[CROWN], seat, n), one)
     if phase == VOTE_PHASE:
         # Who has voted, never how, until the last vote reveals all.
         for s in range(n):
             if st[VOTES + s] >= 0:
-                _put(obs, O_VOTED + _relative(s, seat, n), 1, scale, shift)
+                _put_one(obs, O_VOTED + _relative(s, seat, n), one)
     if st[LAST] >= 0:
-        _put(obs, O_LAST + st[LAST], 1, scale, shift)
+        _put_one(obs, O_LAST + st[LAST], one)
         for c in range(C):
             m = st[NO_VOTERS + c]
-            for s in range(n):
-                if m >> s & 1:
-                    _put(obs, O_NO_VOTES + P * c + _relative(s, seat, n), 1, scale, shift)
+            if m:  # most candidates have no NO voters
+                for s in range(n):
+                    if m >> s & 1:
+                        _put_one(obs, O_NO_VOTES + P * c + _relative(s, seat, n), one)
     done = st[ROUNDS_DONE]
     for r in range(n):
         s = seat + r - n if seat + r >= n else seat + r
@@ -489,12 +506,12 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, obs):
             _put(obs, O_ROUND_SCORES + P * k + r, points, scale, shift)
             card = st[REVEALED + P * k + s]
             for j in range(CARD_SIZE):
-                _put(obs, O_REVEALED + P * C * k + C * r + CARDS[card, j], 1, scale, shift)
+                _put_one(obs, O_REVEALED + P * C * k + C * r + CARDS[card, j], one)
         if done:
             _put(obs, O_TOTALS + r, total, scale, shift)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mask_row(st, n, legal, scratch, mask):
     """The legal-action mask of the seat to act (``legal``, ``scratch``: scratch for _legal)."""
     for j in range(NUM_ACTIONS):
@@ -508,6 +525,9 @@ def _mask_row(st, n, legal, scratch, mask):
 # Each kernel works on rows lo..hi-1 with its own scratch; the serial twin runs all rows, the
 # parallel one splits them into CHUNK-row pieces under prange (scratch allocated per piece).
 # The constants are unpacked once per call, not per row: per row it cost a fifth of a step.
+# _legal and _mask_row are inlined: as calls, their array arguments cost an atomic reference-count
+# increment and decrement each per row, half of the mask's time. (Inlining _observe_row,
+# _rewards_row or _apply as well measured slower.)
 
 
 @njit(cache=True)
@@ -519,20 +539,20 @@ def _deal_rows(lo, hi, states, rngs, consts):
 
 @njit(cache=True)
 def _refresh_rows(lo, hi, states, consts, obs, mask, seat):
-    n, num_rounds, _, _, _, scale, shift, base, base_at = consts
+    n, num_rounds, _, _, _, scale, shift, base, base_at, one = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
         st = states[i]
         seat[i] = st[TO_PLAY]
         _mask_row(st, n, legal, scratch, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, obs[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, one, obs[i])
 
 
 @njit(cache=True)
 def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, done):
     """Step games lo..hi-1, redeal those that ended, then write what their next players see."""
-    n, num_rounds, reward, no_cards, placements, scale, shift, base, base_at = consts
+    n, num_rounds, reward, no_cards, placements, scale, shift, base, base_at, one = consts
     legal = np.empty(NUM_ACTIONS, dtype=np.int64)
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
@@ -545,14 +565,14 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
             _deal_row(st, rngs, i, n, no_cards, placements)
         seat[i] = st[TO_PLAY]
         _mask_row(st, n, legal, scratch, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, obs[i])
+        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, one, obs[i])
 
 
 @njit(cache=True)
 def _observe_rows(lo, hi, states, consts, seats, obs):
-    n, num_rounds, _, _, _, scale, shift, base, base_at = consts
+    n, num_rounds, _, _, _, scale, shift, base, base_at, one = consts
     for i in range(lo, hi):
-        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, base_at, obs[i])
+        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, base_at, one, obs[i])
 
 
 @njit(cache=True)
