@@ -106,3 +106,25 @@ class PolicyAgent(Agent):
         if self.deterministic:
             return int(np.argmax(probs))
         return int(self.rng.choice(probs.size, p=probs))
+
+    def batch_logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Action logits for rows of observations; subclasses whose network takes a batch
+        override this one logits() call per row."""
+        return np.stack([self.logits(o, m) for o, m in zip(observations, action_masks)])
+
+    def act_batch(
+        self,
+        observations: np.ndarray,
+        action_masks: np.ndarray,
+        rng: np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """:meth:`act` for every row (a ``BatchPolicy``): the most likely legal action, or a
+        sample under the mask drawn with ``rng`` (default: the agent's own)."""
+        action_masks = np.asarray(action_masks, dtype=bool)
+        legal_counts(action_masks)  # ValueError naming a row where nobody is to act
+        logits = np.asarray(self.batch_logits(observations, action_masks), dtype=np.float64)
+        logits = np.where(action_masks, logits, -np.inf)
+        if not self.deterministic:
+            # Gumbel-max: argmax of logits plus Gumbel noise samples the softmax.
+            logits = logits + (self.rng if rng is None else rng).gumbel(size=logits.shape)
+        return logits.argmax(axis=1)

@@ -13,9 +13,11 @@ TABLES = {"kingup": 4, "updown": 2, "kdk": 3}
 FAST = {"kdk": {"num_rounds": 1}}
 
 
-def make(game: str, num_games: int = 8, seed: int | None = 0, **options) -> VectorGame:
+def make(
+    game: str, num_games: int = 8, seed: int | None = 0, backend: str = "rules", **options
+) -> VectorGame:
     options = {"num_players": TABLES[game], **FAST.get(game, {}), **options}
-    return VectorGame(game, num_games, seed=seed, backend="rules", **options)
+    return VectorGame(game, num_games, seed=seed, backend=backend, **options)
 
 
 def play(vg: VectorGame, steps: int, seed: int = 0):
@@ -111,3 +113,53 @@ def test_bad_input_is_refused_with_one_clear_line():
         vg.get_state(2)
     with pytest.raises(ValueError, match="seats must lie in 0..3"):
         vg.observe(np.array([0, 4]))
+
+
+@pytest.mark.parametrize("backend", ["rules", "numba"])
+@pytest.mark.parametrize("game", GAMES)
+def test_final_state_is_the_end_of_the_game_that_just_ended(game, backend):
+    rules = rules_of(game)
+    vg = make(game, num_games=4, keep_final=True, backend=backend)
+    ended = 0
+    for _, _, _, rewards, done in play(vg, 1500):
+        for i in np.flatnonzero(done).tolist():
+            final = vg.final_state(i)
+            assert rules.is_terminal(final)
+            assert not rules.is_terminal(vg.get_state(i))  # the slot holds a new deal
+            before = vg._impl.state_of(vg._before, i)
+            np.testing.assert_array_equal(rewards[i], rules.rewards(before, final, vg.config))
+            ended += 1
+        if ended >= 6:
+            break
+    assert ended >= 6
+    fresh = make(game, num_games=2, keep_final=True, backend=backend)
+    next(play(fresh, 1))
+    with pytest.raises(ValueError, match="no game ended in slot 1 at the last step"):
+        fresh.final_state(1)
+    with pytest.raises(ValueError, match="keep_final=True"):
+        make(game, num_games=1).final_state(0)
+
+
+@pytest.mark.parametrize("backend", ["rules", "numba"])
+@pytest.mark.parametrize("game", GAMES)
+def test_set_state_with_a_seed_replays_the_same_chance(game, backend):
+    """Two batches seeded differently play alike from a state loaded with the same seed."""
+    start = make(game, num_games=1, seed=9, backend="rules")
+    start.reset()
+    state = start.get_state(0)
+    runs = []
+    for batch_seed in (1, 2):
+        vg = make(game, num_games=2, seed=batch_seed, backend=backend)
+        vg.reset()
+        vg.set_state(1, state, seed=77)
+        rng, seen = np.random.default_rng(0), []
+        for _ in range(120):
+            noise = rng.random(vg.mask.shape) * vg.mask
+            obs, _, _, rewards, _ = vg.step(noise.argmax(axis=1))
+            seen.append((obs[1].copy(), rewards[1].copy()))
+        runs.append(seen)
+    for (o1, r1), (o2, r2) in zip(*runs):
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        vg.set_state(0, state, seed=-1)

@@ -37,7 +37,7 @@ class NumpyPolicy:
                 raise ValueError(f"unsupported policy layer {module!r}")
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
-        """Unmasked action logits for one observation vector."""
+        """Unmasked action logits for one observation vector, or for rows of them."""
         x = np.asarray(observation, dtype=np.float32)
         for kind, params in self.layers:
             if kind == "linear":
@@ -60,6 +60,24 @@ class PPOAgent(PolicyAgent):
     def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The actor's logits, computed in numpy."""
         return self.net.logits(observation)
+
+    def batch_logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The actor's logits for rows of observations: one torch forward pass on one thread.
+
+        On small shared machines a matrix product split over threads (numpy's BLAS or torch)
+        waits on descheduled threads: 128 rows took 40-50 ms on two threads, 0.6 ms on one.
+        """
+        import torch
+
+        policy, previous = self.model.policy, torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                x = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+                features = policy.extract_features(x, policy.pi_features_extractor)
+                return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+        finally:
+            torch.set_num_threads(previous)
 
 
 def load_ppo_agent(

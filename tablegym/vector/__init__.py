@@ -10,6 +10,9 @@
     vg.observe(seats)                 # float32 (B, OBS_SIZE): what the given seats see
     vg.get_state(i)                   # the readable rules State of game i
     vg.set_state(i, state)            # load a rules State into slot i
+    vg.set_state(i, state, seed=s)    # ... and reseed slot i's generator (chance from there on)
+    vg.final_state(i)                 # with keep_final=True: the last State of the game that
+                                      # ended in slot i at the last step (scores, winners)
 
 Observations and masks are those of ``observation.encode(state, seat)`` and
 ``rules.legal_actions(state)`` of the game's readable core, bit for bit, and rewards those of
@@ -25,6 +28,11 @@ Observations and masks are those of ``observation.encode(state, seat)`` and
 
 ``backend="auto"`` (default) takes the engine where the game has one. Same seed, same games
 (within a backend: the engines draw from their own per-game generators).
+``keep_final=True`` keeps every slot's state before each step, so that the final state of a
+game that just ended (gone from its slot, which holds a new deal) can be rebuilt with the
+readable core: a tournament needs its scores and winners, the rewards alone do not give them.
+It costs a copy of the state array per step, hence off by default.
+
 ``random_actions(mask, rng)`` draws a uniformly random legal action per row of a mask
 (random players, benchmarks).
 """
@@ -70,6 +78,7 @@ class VectorGame:
         num_games: int,
         seed: int | None = None,
         backend: str = "auto",
+        keep_final: bool = False,
         **options: Any,
     ):
         check_game(game)
@@ -96,6 +105,10 @@ class VectorGame:
             self._impl: Any = EngineBackend(game, self.config, seeds)
         else:
             self._impl = RulesBackend(self.rules, self.observation, self.config, seeds)
+        self.keep_final = bool(keep_final)
+        self._before: Any = None  # per slot, what step() started from (keep_final)
+        self._actions: np.ndarray | None = None
+        self._done: np.ndarray | None = None
         self._mask: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # offset of each game's row in the flat mask
 
@@ -113,8 +126,11 @@ class VectorGame:
         if self._mask is None:
             raise RuntimeError("call reset() before step()")
         actions = self._check_actions(actions)
+        if self.keep_final:
+            self._before = self._impl.snapshot()
         obs, mask, seat, rewards, done = self._impl.step(actions)
         self._mask = mask
+        self._actions, self._done = actions, done
         return obs, mask, seat, rewards, done
 
     def observe(self, seats: np.ndarray) -> np.ndarray:
@@ -135,9 +151,28 @@ class VectorGame:
         """The readable ``rules.State`` of the game in slot ``i``."""
         return self._impl.get_state(self._slot(i))
 
-    def set_state(self, i: int, state: Any) -> None:
-        """Load a ``rules.State`` of this game and options into slot ``i``."""
+    def final_state(self, i: int) -> Any:
+        """The readable final ``rules.State`` of the game that ended in slot ``i`` at the last
+        step (``done[i]``); needs ``keep_final=True``."""
         i = self._slot(i)
+        if not self.keep_final:
+            raise ValueError("final_state needs VectorGame(..., keep_final=True)")
+        if self._done is None or not self._done[i]:
+            raise ValueError(f"final_state: no game ended in slot {i} at the last step")
+        before = self._impl.state_of(self._before, i)
+        # The final action is replayed by the readable core; the rules draw no chance once a
+        # game is over, so the generator given here is never used for the result.
+        after = self.rules.apply_action(before, int(self._actions[i]), np.random.default_rng(0))
+        if not self.rules.is_terminal(after):
+            raise RuntimeError(f"final_state: replaying slot {i}'s last action did not end it")
+        return after
+
+    def set_state(self, i: int, state: Any, seed: int | None = None) -> None:
+        """Load a ``rules.State`` of this game and options into slot ``i``; with ``seed``, also
+        reseed that slot's generator, which draws the game's chance from here on."""
+        i = self._slot(i)
+        if seed is not None:
+            seed = check_int("seed", seed, 0)
         if type(state) is not self.rules.State:
             raise ValueError(
                 f"set_state: expected a {self.game} rules.State, got {type(state).__module__}."
@@ -153,7 +188,12 @@ class VectorGame:
         if self._mask is None:
             self.reset()
         self._impl.set_state(i, state)
+        if seed is not None:
+            self._impl.reseed(i, np.random.SeedSequence(seed))
         self._mask = self._impl.mask
+        if self._done is not None and self._done[i]:
+            self._done = self._done.copy()
+            self._done[i] = False  # the finished game is no longer the slot's last one
 
     @property
     def mask(self) -> np.ndarray:
@@ -238,3 +278,12 @@ class RulesBackend:
 
     def set_state(self, i: int, state: Any) -> None:
         self._load(i, state)
+
+    def reseed(self, i: int, seed: np.random.SeedSequence) -> None:
+        self.rngs[i] = np.random.default_rng(seed)
+
+    def snapshot(self) -> list[Any]:
+        return list(self.states)  # states are immutable: the list is the copy
+
+    def state_of(self, snapshot: list[Any], i: int) -> Any:
+        return snapshot[i]

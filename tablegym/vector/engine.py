@@ -98,6 +98,15 @@ class EngineBackend:
     def get_state(self, i: int) -> Any:
         return self.engine.to_state(self.states[i], self.config)
 
+    def reseed(self, i: int, seed: np.random.SeedSequence) -> None:
+        self.rngs[i] = seed.generate_state(1, np.uint64)[0] or np.uint64(1)
+
+    def snapshot(self) -> np.ndarray:
+        return self.states.copy()
+
+    def state_of(self, snapshot: np.ndarray, i: int) -> Any:
+        return self.engine.to_state(snapshot[i], self.config)
+
     def set_state(self, i: int, state: Any) -> None:
         self.states[i] = self.engine.from_state(state, self.config)
         obs, mask, seat = (a[:1] for a in self._outputs())
