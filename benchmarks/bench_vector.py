@@ -2,7 +2,8 @@
 
 Usage: ``python benchmarks/bench_vector.py [--seconds 1.0] [--sizes 1 64 1024] [--games kingup]``
 
-For every game with a batched engine (``tablegym.vector.has_engine``), in one run:
+For every game with a batched engine (``tablegym.vector.has_engine``), at its default table
+(``tablegym.games.DEFAULT_PLAYERS``: King Up! 4 players, Up & Down 2, KdK 3), in one run:
 
 * ``raw_env``: the AEC loop of ``bench_envs.py`` (``last()``, a random legal action, ``step``);
 * ``python B=…``: ``VectorGame(game, B, backend="numba")`` driven from Python, numpy picking a
@@ -10,7 +11,10 @@ For every game with a batched engine (``tablegym.vector.has_engine``), in one ru
 * ``in-numba B=1024``: the engine's ``random_play`` kernel (random legal actions chosen inside
   numba, no observations), the shape of Pgx's random-play benchmarks;
 
-each as decisions per second of wall time and per second of this process's CPU time (all
+The engines' OpenMP workers sleep between steps unless the environment says otherwise
+(``tablegym/vector/engine.py``); ``GOMP_SPINCOUNT=100000 python benchmarks/bench_vector.py``
+measures them spinning, which is faster on a machine with cores to spare. Each figure is
+given as decisions per second of wall time and per second of this process's CPU time (all
 threads), both as ratios to that game's ``raw_env``: on a shared machine the wall figures say
 what the loop got, the CPU figures what it costs. Then the kernels'
 compile time, cold (empty numba cache) and warm (loaded from the cache), each measured in a
@@ -60,13 +64,13 @@ def timed(run, seconds: float) -> Rate:
 def raw_env_rate(game: str, steps: int = 20_000) -> Rate:
     """The AEC loop of ``bench_envs.py`` over the game's ``raw_env``."""
     cpu = time.process_time()
-    wall = steps_per_second(env_class(game), steps)
+    wall = steps_per_second(lambda: env_class(game)(num_players=DEFAULT_PLAYERS[game]), steps)
     return wall, steps / (time.process_time() - cpu)
 
 
 def python_driven(game: str, size: int, seconds: float) -> Rate:
     """Decisions/s of a VectorGame stepped from Python with numpy's random legal actions."""
-    vg = VectorGame(game, size, seed=0, backend="numba")
+    vg = VectorGame(game, size, seed=0, backend="numba", num_players=DEFAULT_PLAYERS[game])
     rng = np.random.default_rng(0)
     vg.reset()
     chunk = max(1, 4096 // size)
@@ -82,7 +86,8 @@ def python_driven(game: str, size: int, seconds: float) -> Rate:
 def in_numba(game: str, size: int, seconds: float) -> Rate | None:
     """Decisions/s of the engine's random_play kernel over ``size`` games (None if it has none)."""
     seeds = np.random.SeedSequence(0).spawn(size)
-    backend = EngineBackend(game, rules_of(game).make_config(), seeds)
+    config = rules_of(game).make_config(num_players=DEFAULT_PLAYERS[game])
+    backend = EngineBackend(game, config, seeds)
     if not hasattr(backend.engine, "random_play"):
         return None
     backend.reset()
@@ -152,6 +157,16 @@ def pgx_connect_four(size: int, seconds: float) -> Rate | None:
     return timed(run, seconds)
 
 
+def wait_policy() -> str:
+    """How the engines' OpenMP workers wait (see tablegym/vector/engine.py)."""
+    spin = os.environ.get("GOMP_SPINCOUNT")
+    if spin is not None and os.environ.get("OMP_WAIT_POLICY", "").lower() != "passive":
+        return f"spin (GOMP_SPINCOUNT={spin})"
+    return {"active": "spin", "passive": "sleep (passive)"}.get(
+        os.environ.get("OMP_WAIT_POLICY", "").lower(), "spin, then sleep (libgomp's default)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="per measurement")
@@ -160,7 +175,8 @@ def main() -> None:
     parser.add_argument("--no-compile", action="store_true", help="skip the compile timings")
     args = parser.parse_args()
 
-    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; "
+          f"OpenMP workers {wait_policy()} between steps")  # fmt: skip
     pgx = pgx_connect_four(1024, args.seconds)
     if pgx is None:
         print(f"pgx not installed: peer is the issue's connect_four figure {PGX_REFERENCE:,.0f}/s")

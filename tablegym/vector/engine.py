@@ -41,11 +41,17 @@ import numpy as np
 from tablegym.games import GAMES, observation_of, rules_of
 
 # numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning after every parallel
-# region; stepped from Python, between regions, they take the cores that the Python side and
-# the next region need (King Up! at B=1024 on 2 cores: about 1.2M decisions/s spinning, 2.0M
-# passive). libgomp reads this when numba first loads it; a user's own setting wins. Engines
-# import this module before their first parallel region.
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+# region. Whether that pays depends on the machine (measured with bench_vector.py, B = 1024):
+# - cores to spare: a sleeping worker takes tens of µs to wake on these VMs, so spinning is
+#   1.3x faster at B = 1024 and 3x at B = 64 (King Up! 5.6-6.0M decisions/s against 4.1-4.5M);
+# - another process busy on a core: the spinning worker takes the core the Python side needs,
+#   and everything runs 2-3x slower (King Up! 1.6M against 3.6M passive).
+# Passive waiting is the default, as it degrades gracefully on a shared machine. A user's own
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins (e.g. GOMP_SPINCOUNT=100000, a few ms of spinning, on a
+# machine of one's own). libgomp reads them when numba first loads it; engines import this
+# module before their first parallel region.
+if "GOMP_SPINCOUNT" not in os.environ:
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 class EngineBackend:
