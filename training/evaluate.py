@@ -28,8 +28,9 @@ Batched play (``--batch SLOTS``, ``evaluate(..., batch=SLOTS)``)
     When every spec acts in batch (``random``, ``heuristic``, ``ppo:PATH``), the games can be
     played ``SLOTS`` at a time on the game's batched engine (:class:`tablegym.vector.VectorGame`)
     in this one process: each kind of agent decides for all the games where it is to move in
-    one call (the heuristics' compiled twins, one numpy forward pass of a policy), which is
-    tens of times faster than the turn-by-turn games above. Each game starts from the same
+    one call (the heuristics' batched forms, one torch forward pass of a policy); a 1,000-game
+    King Up! tournament takes a second instead of 20 on two workers (KdK, whose heuristic
+    plans in Python, gains nothing). Each game starts from the same
     deal as on ``raw_env`` (``rules.initial_state`` seeded by the game's deal seed) and draws
     its later chance from the engine's generator seeded by that seed, so duplicate play
     holds; the games are not those of ``raw_env`` move for move, so there are no action logs
@@ -256,7 +257,7 @@ class BatchedTournament:
     """The jobs played ``slots`` at a time on a :class:`VectorGame`; see "Batched play"."""
 
     def __init__(self, jobs: list[Job], policies: dict[str, Any], slots: int, seed: int):
-        self.jobs, self.pending = jobs, iter(jobs)
+        self.pending = iter(jobs)
         self.names = list(policies)
         self.policies = [policies[name] for name in self.names]
         size = min(slots, len(jobs))
