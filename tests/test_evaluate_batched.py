@@ -162,3 +162,13 @@ def test_cli_batch_errors_are_one_line(tmp_path):
         assert proc.returncode in (1, 2)
         assert proc.stderr.startswith(message) and len(proc.stderr.splitlines()) == 1, proc.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_without_chance_after_the_deal_batched_games_are_raw_env_games():
+    """One round of King Up! draws nothing after the deal: deterministic agents then play the
+    very games of raw_env (torch and numpy logits agree where the best action is clear)."""
+    lineup = [f"ppo:{ROOT / 'notebooks' / 'models' / 'kingup.zip'}"] * 4
+    options = {"num_rounds": 1}
+    raw = evaluate("kingup", lineup, games=24, seed=3, options=options)
+    batched = evaluate("kingup", lineup, games=24, seed=3, options=options, batch=8)
+    assert batched["results"] == raw["results"]
