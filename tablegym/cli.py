@@ -21,7 +21,7 @@ def dataclass_parser(
 
     Each field's ``metadata["help"]`` is its help and its default the flag's default; ``bool``
     fields get ``--flag/--no-flag``, a field named ``option`` is a repeatable ``KEY=VALUE``,
-    ``int``/``float`` fields are parsed as such, and ``choices`` restricts fields by name.
+    ``int``/``float`` fields (optional ones too) are parsed as such, and ``choices`` restricts fields by name.
     """
     parser = OneLineParser(
         prog=prog,
@@ -40,7 +40,7 @@ def dataclass_parser(
             kwargs.update(action="append", metavar="KEY=VALUE", default=[])
         elif f.type in ("int | None", "int"):
             kwargs["type"] = int
-        elif f.type == "float":
+        elif f.type in ("float | None", "float"):
             kwargs["type"] = float
         parser.add_argument(flag, **kwargs)
     return parser

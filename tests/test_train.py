@@ -88,6 +88,8 @@ def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
     resolved = updown.resolved()
     assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
+    assert resolved.ent_coef == 0.005 != kdk.resolved().ent_coef
+    assert parse_args(["--game", "updown", "--ent-coef", "0.02"])[0].resolved().ent_coef == 0.02
 
 
 def test_one_policy_plays_every_table_size_it_was_trained_at_and_no_other(tmp_path):

@@ -67,9 +67,13 @@ DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 8, "kdk": 5}
 HEAVY_MIX = "self=0.2,snapshot=0.1,heuristic=0.7"
 DEFAULT_MIX = {
     "kingup": HEAVY_MIX,
-    "updown": HEAVY_MIX,
+    "updown": "self=0.1,heuristic=0.9",
     "kdk": "self=0.3,snapshot=0.3,heuristic=0.3,random=0.1",
 }
+# Up & Down (2 players) plays nine games in ten against the heuristic, with five times the
+# entropy bonus: 25-minute runs ended at 0.569 against it over 1,000 games of seed 7 (0.598
+# of seed 2026), against 0.548 (0.543) with HEAVY_MIX and 0.001; heuristic 0.9 alone gave 0.547.
+DEFAULT_ENT_COEF = {"kingup": 0.001, "updown": 0.005, "kdk": 0.001}
 
 
 def per_game(text: str, defaults: dict[str, Any]) -> str:
@@ -140,7 +144,9 @@ class Args:
     n_epochs: int = field(default=2, metadata={"help": "epochs per update"})
     gamma: float = field(default=0.995, metadata={"help": "discount per decision of a seat"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    ent_coef: float = field(default=0.001, metadata={"help": "entropy bonus"})
+    ent_coef: float | None = field(
+        default=None, metadata={"help": per_game("entropy bonus", DEFAULT_ENT_COEF)}
+    )
     net_arch: str = field(default="128,128", metadata={"help": "hidden layer sizes"})
     resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
@@ -206,10 +212,14 @@ class Args:
             opponent_mix=self.mix(),
             warm_start=self.warm_start_games(),
             warm_epochs=self.warm_start_epochs(),
+            ent_coef=self.entropy(),
         )
 
     def mix(self) -> str:
         return DEFAULT_MIX[self.game] if self.opponent_mix is None else self.opponent_mix
+
+    def entropy(self) -> float:
+        return DEFAULT_ENT_COEF[self.game] if self.ent_coef is None else self.ent_coef
 
     def warm_start_epochs(self) -> int:
         return DEFAULT_WARM_EPOCHS[self.game] if self.warm_epochs is None else self.warm_epochs
@@ -247,7 +257,7 @@ class Args:
                 raise ValueError(
                     f"--{name.replace('_', '-')} must lie in ({low}, {high}]; got {value!r}"
                 )
-        if not isinstance(self.ent_coef, int | float) or self.ent_coef < 0:
+        if not isinstance(self.entropy(), int | float) or self.entropy() < 0:
             raise ValueError(f"--ent-coef must be a number >= 0; got {self.ent_coef!r}")
         if self.backend not in ("auto", "numba", "rules"):
             raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
@@ -403,7 +413,7 @@ def new_model(args: Args, env: Any, run: Path) -> Any:
         n_epochs=args.n_epochs,
         gamma=args.gamma,
         gae_lambda=args.gae_lambda,
-        ent_coef=args.ent_coef,
+        ent_coef=args.entropy(),
         policy_kwargs={"net_arch": args.layers()},
         rollout_buffer_class=SeatRolloutBuffer,
         tensorboard_log=str(run / "tb"),
