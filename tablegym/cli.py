@@ -21,7 +21,8 @@ def dataclass_parser(
 
     Each field's ``metadata["help"]`` is its help and its default the flag's default; ``bool``
     fields get ``--flag/--no-flag``, a field named ``option`` is a repeatable ``KEY=VALUE``,
-    ``int``/``float`` fields (optional ones too) are parsed as such, and ``choices`` restricts fields by name.
+    ``int``/``float`` fields (optional ones too) are parsed as such, and ``choices`` restricts
+    fields by name.
     """
     parser = OneLineParser(
         prog=prog,
