@@ -9,12 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.base import PolicyAgent
 from tablegym.games import env_class
 from tablegym.vector import VectorGame, random_actions
 from training.evaluate import (
     BatchedTournament,
     IllegalActionError,
     batch_policies,
+    batch_policy,
     evaluate,
     make_jobs,
 )
@@ -172,3 +174,23 @@ def test_without_chance_after_the_deal_batched_games_are_raw_env_games():
     raw = evaluate("kingup", lineup, games=24, seed=3, options=options)
     batched = evaluate("kingup", lineup, games=24, seed=3, options=options, batch=8)
     assert batched["results"] == raw["results"]
+
+
+class LinearAgent(PolicyAgent):
+    """A policy agent with only the per-row ``logits`` (as RLlib's): act_batch falls back to it."""
+
+    def __init__(self, weights: np.ndarray, deterministic: bool = True):
+        super().__init__("linear", deterministic, seed=0)
+        self.weights = weights
+
+    def logits(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return observation @ self.weights
+
+
+def test_policy_agents_without_a_batched_network_act_row_by_row():
+    obs, mask = positions("kingup", 50, num_players=4)
+    agent = LinearAgent(np.random.default_rng(2).normal(size=(obs.shape[1], mask.shape[1])))
+    chosen = agent.act_batch(obs, mask)
+    np.testing.assert_array_equal(chosen, [agent.act(o, m) for o, m in zip(obs, mask)])
+    assert batch_policy("linear", agent, "kingup") == agent.act_batch
+    assert batch_policy("ismcts:5", object(), "kingup") is None

@@ -25,18 +25,19 @@ How a tournament is played
     number of workers nor on the order in which the games finish.
 
 Batched play (``--batch SLOTS``, ``evaluate(..., batch=SLOTS)``)
-    When every spec acts in batch (``random``, ``heuristic``, ``ppo:PATH``), the games can be
-    played ``SLOTS`` at a time on the game's batched engine (:class:`tablegym.vector.VectorGame`)
-    in this one process: each kind of agent decides for all the games where it is to move in
-    one call (the heuristics' batched forms, one torch forward pass of a policy); a 1,000-game
-    King Up! tournament takes under a second instead of 9 on two workers (KdK, whose heuristic
-    plans in Python, about half the time). Each game starts from the same
-    deal as on ``raw_env`` (``rules.initial_state`` seeded by the game's deal seed) and draws
-    its later chance from the engine's generator seeded by that seed, so duplicate play
-    holds; the games are not those of ``raw_env`` move for move, so there are no action logs
-    (``--record``), and an agent's ties and random moves come from one generator per spec:
-    the results depend on ``seed`` and ``SLOTS``, not on ``--workers`` (unused). Thinking time
-    is each batch call's time shared out over its rows.
+    When every spec acts in batch (``random``, ``heuristic``, ``ppo:PATH``, ``rllib:DIR``), the
+    games can be played ``SLOTS`` at a time on the game's batched engine
+    (:class:`tablegym.vector.VectorGame`) in this one process: each kind of agent decides for
+    all the games where it is to move in one call (the heuristics' batched forms, one torch
+    forward pass of a PPO policy; RLlib policies one call per row); a 1,000-game King Up!
+    tournament takes under a second instead of 9 on two workers (KdK, whose heuristic plans in
+    Python, about half the time). Each game starts from the same deal as on ``raw_env``
+    (``rules.initial_state`` seeded by the game's deal seed) and draws its later chance from the
+    engine's generator seeded by that seed, so duplicate play holds; the games are not those of
+    ``raw_env`` move for move, so there are no action logs (``--record``), and an agent's ties
+    and random moves come from one generator per spec: the results depend on ``seed`` and
+    ``SLOTS``, not on ``--workers`` (unused). Thinking time is each batch call's time shared out
+    over its rows.
 
 What is reported, per distinct spec (seats with the same spec are pooled)
     ``win_rate``: wins per game played, a win shared by ``k`` seats counting ``1/k``;
@@ -231,22 +232,23 @@ def _check_legal(action: Any, mask: np.ndarray, job: Job, seat: int, step: int) 
 CLOCK = ("think", "moves", "decision_think", "decisions")
 
 
-def batch_policies(agents: dict[str, Any], game: str) -> dict[str, Any] | None:
-    """Per spec, its ``act_batch(obs, mask, rng)`` (``agents``: spec to the agent it makes);
-    None if some spec cannot act in batch."""
+def batch_policy(spec: str, agent: Any, game: str) -> Any | None:
+    """``spec``'s ``act_batch(obs, mask, rng)``: the heuristic's batched form, a vectorised
+    random draw, a policy agent's own (PPO, RLlib); None if the agent cannot act in batch."""
     from agents.catalog import batched_heuristic
 
-    policies = {}
-    for spec, agent in agents.items():
-        if spec == "heuristic":
-            policies[spec] = batched_heuristic(game)
-        elif spec == "random":
-            policies[spec] = _random_batch
-        elif spec.startswith("ppo:"):
-            policies[spec] = agent.act_batch
-        else:
-            return None
-    return policies
+    if spec == "heuristic":
+        return batched_heuristic(game)
+    if spec == "random":
+        return _random_batch
+    return getattr(agent, "act_batch", None)
+
+
+def batch_policies(agents: dict[str, Any], game: str) -> dict[str, Any] | None:
+    """Per spec, its batch policy (``agents``: spec to the agent it makes); None if some spec
+    cannot act in batch."""
+    policies = {spec: batch_policy(spec, agent, game) for spec, agent in agents.items()}
+    return None if None in policies.values() else policies
 
 
 def _random_batch(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -628,10 +630,10 @@ def _batched(
         raise ValueError("batched games keep no action logs: give batch=0 to record games")
     policies = batch_policies(made, game)
     if policies is None:
-        unable = [s for s, agent in made.items() if batch_policies({s: agent}, game) is None]
+        unable = next(s for s, agent in made.items() if batch_policy(s, agent, game) is None)
         raise ValueError(
-            f"batched play needs agents that act in batch (random, heuristic, ppo:PATH); "
-            f"{unable[0]!r} does not"
+            f"batched play needs agents that act in batch (random, heuristic, ppo:PATH, "
+            f"rllib:DIR); {unable!r} does not"
         )
     return policies
 
@@ -737,7 +739,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--batch", type=int, default=0, metavar="SLOTS",
         help="play SLOTS games at a time on the batched engine (agents random, heuristic, "
-        "ppo:PATH; no --record); 0: one game per worker on raw_env",
+        "ppo:PATH, rllib:DIR; no --record); 0: one game per worker on raw_env",
     )  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
