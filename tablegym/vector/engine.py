@@ -54,6 +54,11 @@ if "GOMP_SPINCOUNT" not in os.environ:
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
+def generator_state(seed: np.random.SeedSequence) -> np.uint64:
+    """An engine generator's starting state from ``seed`` (xorshift must not start at 0)."""
+    return seed.generate_state(1, np.uint64)[0] or np.uint64(1)
+
+
 class EngineBackend:
     """Buffers and calls of one game's engine for :class:`tablegym.vector.VectorGame`."""
 
@@ -63,8 +68,7 @@ class EngineBackend:
         self.consts = self.engine.setup(config)
         size = len(seeds)
         self.states = np.zeros((size, self.engine.NUM_COLUMNS), dtype=np.int64)
-        self.rngs = np.array([s.generate_state(1, np.uint64)[0] for s in seeds], np.uint64)
-        self.rngs[self.rngs == 0] = 1  # xorshift generators must not start at 0
+        self.rngs = np.array([generator_state(s) for s in seeds], np.uint64)
         self.obs_size = observation_of(game).OBS_SIZE
         self.num_actions = rules_of(game).NUM_ACTIONS
         self.mask = np.zeros((size, self.num_actions), dtype=bool)
@@ -105,7 +109,7 @@ class EngineBackend:
         return self.engine.to_state(self.states[i], self.config)
 
     def reseed(self, i: int, seed: np.random.SeedSequence) -> None:
-        self.rngs[i] = seed.generate_state(1, np.uint64)[0] or np.uint64(1)
+        self.rngs[i] = generator_state(seed)
 
     def snapshot(self) -> np.ndarray:
         return self.states.copy()
