@@ -105,6 +105,37 @@ def test_rollouts_store_only_legal_learner_decisions_and_train(game, tables):
     assert closed.mean() > 0.99
 
 
+def test_annealing_follows_whichever_budget_ends_first(monkeypatch):
+    from stable_baselines3.common.utils import LinearSchedule
+
+    import training.collector as collector
+
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1"), seed=0)
+    model = SelfPlayPPO(
+        "MlpPolicy", env, learning_rate=LinearSchedule(1e-3, 0.0, 1.0), n_steps=64,
+        batch_size=64, n_epochs=1, ent_coef=0.01, device="cpu", seed=0,
+        rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [8]},
+    )  # fmt: skip
+    model.ent_start = 0.01
+    model.learn(64)  # a full buffer for train() below
+    model._update_current_progress_remaining(250, 1000)  # samples only: 3/4 left
+    assert model._current_progress_remaining == pytest.approx(0.75)
+    monkeypatch.setattr(collector.time, "monotonic", lambda: 160.0)
+    model.budget = (100.0, 200.0)  # 60 % of the time gone: time ends the run first
+    model._update_current_progress_remaining(250, 1000)
+    assert model._current_progress_remaining == pytest.approx(0.4)
+    monkeypatch.setattr(collector.time, "monotonic", lambda: 250.0)  # past the deadline
+    model._update_current_progress_remaining(250, 1000)
+    assert model._current_progress_remaining == 0.0
+    monkeypatch.setattr(collector.time, "monotonic", lambda: 110.0)
+    model._update_current_progress_remaining(500, 1000)  # now the samples end it first
+    assert model._current_progress_remaining == pytest.approx(0.5)
+    model.train()
+    assert model.ent_coef == pytest.approx(0.005)
+    lr = model.policy.optimizer.param_groups[0]["lr"]
+    assert lr == pytest.approx(5e-4)
+
+
 def test_the_pool_keeps_the_starting_policy_and_the_newest_snapshots():
     env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1,snapshot=1"))
     for k in range(6):

@@ -118,6 +118,23 @@ def test_resume_continues_to_the_recorded_target_or_a_new_one(tmp_path):
     assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
 
 
+def test_resume_applies_changed_ppo_settings_and_keeps_annealing(tmp_path):
+    run = tmp_path / "run"
+    run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256", *TINY[2:])
+    run_train(
+        "--resume", str(run), "--timesteps", "512", "--learning-rate", "1e-3",
+        "--ent-coef", "0.02", "--n-epochs", "3", "--anneal", "lr,ent",
+    )  # fmt: skip
+    model = SelfPlayPPO.load(run / "checkpoint.zip", device="cpu")
+    assert (model.n_epochs, model.ent_start) == (3, 0.02)
+    # The learning rate falls from 1e-3 to 0 over the samples (512) or minutes (25).
+    assert model.lr_schedule(1.0) == pytest.approx(1e-3)
+    assert model.lr_schedule(0.5) == pytest.approx(5e-4)
+    assert 0 <= model.ent_coef < 0.02
+    config = json.loads((run / "config.json").read_text())
+    assert (config["learning_rate"], config["anneal"]) == (1e-3, "lr,ent")
+
+
 def test_a_directory_holding_a_run_is_never_reused_silently(tmp_path, capsys):
     run = tmp_path / "run"
     run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256", *TINY[2:])
@@ -152,6 +169,7 @@ def test_a_directory_holding_a_run_is_never_reused_silently(tmp_path, capsys):
         (["--option", "oops"], "--option: expected KEY=VALUE"),
         (["--opponent-mix", "robot=1"], "unknown player kind 'robot'"),
         (["--learning-rate", "0"], "--learning-rate must lie in (0, 1]"),
+        (["--anneal", "clip"], "--anneal must be empty, lr, ent or lr,ent; got 'clip'"),
         (["--backend", "gpu"], "--backend must be one of"),
         (["--game", "chess"], "argument --game: invalid choice"),
         (["--resume", "nowhere"], "--resume nowhere: no run there"),

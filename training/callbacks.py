@@ -62,6 +62,7 @@ class TrainingCallback(BaseCallback):
         self._learn_started = time.monotonic()
         if self.args.max_minutes > 0:
             self._deadline = self.started + 60 * self.args.max_minutes
+            self.model.budget = (self.started, self._deadline)
         self._last = dict.fromkeys(self._last, step)
         if not self.selfplay.snapshots:
             self._snapshot()  # the pool is never empty: the starting policy comes first

@@ -359,13 +359,29 @@ class SelfPlayPPO(MaskablePPO):
     """
 
     seconds: dict[str, float]
+    #: ``(start, end)`` on ``time.monotonic()`` of a run's time budget; ``None``: samples only.
+    budget: tuple[float, float] | None = None
+    #: The entropy bonus at the start; it falls with the learning rate when not ``None``.
+    ent_start: float | None = None
 
     def _setup_model(self) -> None:
         super()._setup_model()
         self.seconds = {"inference": 0.0, "advantages": 0.0, "update": 0.0}
 
+    def _update_current_progress_remaining(self, num_timesteps: int, total_timesteps: int) -> None:
+        # Schedules follow whichever budget runs out first: samples or time.
+        super()._update_current_progress_remaining(num_timesteps, total_timesteps)
+        if self.budget is not None:
+            start, end = self.budget
+            left = (end - time.monotonic()) / max(end - start, 1e-9)
+            self._current_progress_remaining = min(self._current_progress_remaining, left)
+        self._current_progress_remaining = max(0.0, self._current_progress_remaining)
+
     def train(self) -> None:
         started = time.perf_counter()
+        if self.ent_start is not None:
+            self.ent_coef = self.ent_start * self._current_progress_remaining
+            self.logger.record("train/ent_coef", self.ent_coef)
         super().train()
         self.seconds["update"] += time.perf_counter() - started
 

@@ -5,6 +5,9 @@
 The default budget is 25 minutes (``--max-minutes``) or ``--timesteps`` learner samples,
 whichever comes first, warm start included. The policy first imitates the game's heuristic
 (``--warm-start`` games, ``training.imitation``), then PPO improves it from reward.
+``--anneal lr,ent`` lowers the learning rate and the entropy bonus linearly to zero over that
+budget: PPO's schedules see the larger of the samples' and the minutes' fraction used. A
+resumed run anneals from where its samples stand, over its new ``--max-minutes``.
 
 ``--num-games`` games run at once in one process (``training.collector``; the batched numba
 engine where the game has one). Every seat of every game is held by a kind of player drawn
@@ -104,7 +107,10 @@ class Args:
     option: list[str] = field(
         default_factory=list, metadata={"help": "more game options as KEY=VALUE (repeatable)"}
     )
-    timesteps: int = field(default=20_000_000, metadata={"help": "learner samples of the run"})
+    timesteps: int = field(
+        default=100_000_000,
+        metadata={"help": "learner samples of the run (the 25-minute budget ends it first here)"},
+    )
     max_minutes: float = field(
         default=25.0,
         metadata={"help": "stop cleanly after this many minutes, warm start included (0: none)"},
@@ -147,6 +153,11 @@ class Args:
     ent_coef: float | None = field(
         default=None, metadata={"help": per_game("entropy bonus", DEFAULT_ENT_COEF)}
     )
+    anneal: str = field(
+        default="",
+        metadata={"help": "what falls linearly to zero over the budget (samples or minutes, "
+                  "whichever ends the run first): lr, ent or lr,ent (default: nothing)"},
+    )  # fmt: skip
     net_arch: str = field(default="128,128", metadata={"help": "hidden layer sizes"})
     resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
@@ -201,6 +212,13 @@ class Args:
             )
         return sizes
 
+    def annealed(self) -> frozenset[str]:
+        """The settings of ``--anneal``: a subset of {"lr", "ent"}."""
+        parts = frozenset(p.strip() for p in self.anneal.split(",") if p.strip())
+        if not isinstance(self.anneal, str) or not parts <= {"lr", "ent"}:
+            raise ValueError(f"--anneal must be empty, lr, ent or lr,ent; got {self.anneal!r}")
+        return parts
+
     def warm_start_games(self) -> int:
         return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
 
@@ -232,6 +250,7 @@ class Args:
         check_game(self.game)
         self.table_options()
         self.layers()
+        self.annealed()
         from training.collector import parse_mix
 
         parse_mix(self.mix())
@@ -400,6 +419,22 @@ def clean_run(run: Path, resume_step: int | None) -> None:
 # -- the run ------------------------------------------------------------------------------
 
 
+def ppo_settings(args: Args) -> dict[str, Any]:
+    """The PPO settings of the run, for a new model and for one resumed (they may change)."""
+    from stable_baselines3.common.utils import LinearSchedule
+
+    lr = args.learning_rate
+    return {
+        "learning_rate": LinearSchedule(lr, 0.0, 1.0) if "lr" in args.annealed() else lr,
+        "n_steps": args.n_steps,
+        "batch_size": args.batch_size,
+        "n_epochs": args.n_epochs,
+        "gamma": args.gamma,
+        "gae_lambda": args.gae_lambda,
+        "ent_coef": args.entropy(),
+    }
+
+
 def new_model(args: Args, env: Any, run: Path) -> Any:
     """A fresh :class:`training.collector.SelfPlayPPO` with the run's PPO settings."""
     from training.collector import SeatRolloutBuffer, SelfPlayPPO
@@ -407,13 +442,7 @@ def new_model(args: Args, env: Any, run: Path) -> Any:
     return SelfPlayPPO(
         "MlpPolicy",
         env,
-        learning_rate=args.learning_rate,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        n_epochs=args.n_epochs,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        ent_coef=args.entropy(),
+        **ppo_settings(args),
         policy_kwargs={"net_arch": args.layers()},
         rollout_buffer_class=SeatRolloutBuffer,
         tensorboard_log=str(run / "tb"),
@@ -490,11 +519,13 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         (run / "pool").mkdir(exist_ok=True)
         _write_json(run / "config.json", dataclasses.asdict(args.resolved()))
         if resuming:
-            model = SelfPlayPPO.load(run / "checkpoint.zip", env=env, device="cpu")
+            settings = ppo_settings(args)
+            model = SelfPlayPPO.load(run / "checkpoint.zip", env=env, device="cpu", **settings)
             load_pool(model, env, run / "pool", args.pool_size)
         else:
             model = new_model(args, env, run)
             warm_start(model, args, tables, run, heuristic)
+        model.ent_start = args.entropy() if "ent" in args.annealed() else None
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(
             total_timesteps=max(0, args.timesteps - model.num_timesteps),
