@@ -11,9 +11,10 @@ For every game with a batched engine (``tablegym.vector.has_engine``), at its de
 * ``in-numba B=1024``: the engine's ``random_play`` kernel (random legal actions chosen inside
   numba, no observations), the shape of Pgx's random-play benchmarks;
 
-The engines' OpenMP workers sleep between steps unless the environment says otherwise
-(``tablegym/vector/engine.py``); ``GOMP_SPINCOUNT=100000 python benchmarks/bench_vector.py``
-measures them spinning, which is faster on a machine with cores to spare. Each figure is
+The engines' OpenMP workers spin briefly between steps, and each VectorGame times its steps on
+one thread and on all, keeping the faster (``tablegym/vector/engine.py``);
+``OMP_WAIT_POLICY=passive python benchmarks/bench_vector.py`` measures sleeping workers
+instead. Each figure is
 given as decisions per second of wall time and per second of this process's CPU time (all
 threads), both as ratios to that game's ``raw_env``: on a shared machine the wall figures say
 what the loop got, the CPU figures what it costs. Then the kernels'
@@ -161,7 +162,7 @@ def wait_policy() -> str:
     """How the engines' OpenMP workers wait (see tablegym/vector/engine.py)."""
     spin = os.environ.get("GOMP_SPINCOUNT")
     if spin is not None and os.environ.get("OMP_WAIT_POLICY", "").lower() != "passive":
-        return f"spin (GOMP_SPINCOUNT={spin})"
+        return f"spin (GOMP_SPINCOUNT={spin}), then sleep"
     return {"active": "spin", "passive": "sleep (passive)"}.get(
         os.environ.get("OMP_WAIT_POLICY", "").lower(), "spin, then sleep (libgomp's default)"
     )

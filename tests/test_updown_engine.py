@@ -82,7 +82,7 @@ def _check_step(before: R.State, action: int, oracle: R.State, engine: R.State, 
 @pytest.fixture(autouse=True)
 def parallel_from_64_rows(monkeypatch):
     """Batches of 64 rows or more take the prange kernels, so the tests cover both."""
-    monkeypatch.setattr(E, "PARALLEL_MIN", 64)
+    monkeypatch.setattr(E, "PARALLEL_FROM", 64)
 
 
 def _play(options: dict, num_games: int, steps: int, seed: int) -> int:

@@ -163,3 +163,30 @@ def test_set_state_with_a_seed_replays_the_same_chance(game, backend):
         np.testing.assert_array_equal(r1, r2)
     with pytest.raises(ValueError, match="seed must be an integer >= 0"):
         vg.set_state(0, state, seed=-1)
+
+
+def test_thread_tuner_keeps_the_faster_choice_and_probes_the_other():
+
+    import numba
+
+    from tablegym.vector.engine import ThreadTuner
+
+    threads = numba.get_num_threads()
+    for fast in (0, 1):  # 0: one thread is faster (a busy machine), 1: all threads
+        tuner = ThreadTuner()
+        used = []
+        for _ in range(2000):
+            started = tuner.start()
+            if tuner.arm == 0 and threads > 1:
+                assert numba.get_num_threads() == 1
+            used.append(tuner.arm)
+            cost = 0.001 if tuner.arm == fast else 0.003
+            tuner.stop(started - cost)  # as if the kernel had taken ``cost`` seconds
+            assert numba.get_num_threads() == threads  # restored after every call
+        slow = used.count(1 - fast)
+        # Two first probes, then a probe of PROBE + 1 steps every EVERY steps.
+        probes = 2 + (2000 // (ThreadTuner.EVERY + ThreadTuner.PROBE + 1))
+        assert slow <= probes * (ThreadTuner.PROBE + 1)
+        assert slow >= 2 * (ThreadTuner.PROBE + 1)  # the other choice is still measured
+        first = 2 * (ThreadTuner.PROBE + 1)  # both choices timed once, then the faster
+        assert used[first : first + ThreadTuner.EVERY] == [fast] * ThreadTuner.EVERY

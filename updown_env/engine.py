@@ -44,10 +44,10 @@ uniform deal without a shuffled deck. Same seed, same games; the draws differ fr
 core's numpy generator, so the two agree in distribution, not game by game.
 
 The per-step batch kernels (``step``, ``observe``) loop over rows serially below
-``PARALLEL_MIN`` rows and with ``prange`` from there; ``deal`` and ``refresh`` (reset,
+``PARALLEL_FROM`` rows and with ``prange`` from there; ``deal`` and ``refresh`` (reset,
 ``set_state``) always run serially. Measured on this project's shared 2-core machine with
-OpenMP workers waiting passively (``tablegym.vector.engine`` sets ``OMP_WAIT_POLICY=passive``;
-spinning workers made a region cost up to 16 ms while other processes kept the cores busy): a
+OpenMP workers waiting passively (spinning workers made a region cost up to 16 ms while other
+processes kept the cores busy; ``tablegym.vector.engine`` explains how the workers wait now): a
 region costs about 8 µs; at 64 rows serial and prange were even, from 256 rows prange was as
 fast or faster. :func:`random_play` (uniformly random legal actions inside numba, for
 benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
@@ -176,7 +176,7 @@ if _fingerprint() != FINGERPRINT:
         f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
         "set FINGERPRINT"
     )
-PARALLEL_MIN = 256  # rows; see the module docstring
+PARALLEL_FROM = 256  # rows; see the module docstring
 PLAY_PARALLEL_MIN = 64
 
 _U1 = np.uint64(1)
@@ -710,7 +710,7 @@ _PARALLEL = {"step": _step_parallel, "observe": _observe_parallel}
 
 
 def _pick(rows: int) -> dict[str, Any]:
-    return _PARALLEL if rows >= PARALLEL_MIN else _SERIAL
+    return _PARALLEL if rows >= PARALLEL_FROM else _SERIAL
 
 
 def deal(states: np.ndarray, rngs: np.ndarray, consts: tuple) -> None:

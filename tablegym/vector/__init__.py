@@ -42,6 +42,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import numba
 import numpy as np
 
 from tablegym.games import GAMES, check_game, observation_of, rules_of
@@ -67,6 +68,17 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
     k = (rng.random(rows) * counts).astype(np.intp)
     return legal[bounds[:-1] + k] - np.arange(rows) * width
+
+
+@numba.njit(cache=True)
+def first_illegal(mask: np.ndarray, actions: np.ndarray) -> int:
+    """The first row whose action is out of range or masked, -1 if none (one pass, no copies)."""
+    width = mask.shape[1]
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= width or not mask[i, a]:
+            return i
+    return -1
 
 
 class VectorGame:
@@ -110,7 +122,6 @@ class VectorGame:
         self._actions: np.ndarray | None = None
         self._done: np.ndarray | None = None
         self._mask: np.ndarray | None = None
-        self._rows: np.ndarray | None = None  # offset of each game's row in the flat mask
 
     # -- the interface -----------------------------------------------------------------
     def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -214,17 +225,8 @@ class VectorGame:
                 f"got {actions.dtype} {actions.shape}"
             )
         actions = actions.astype(np.int64, copy=False)
-        if self._rows is None:
-            self._rows = np.arange(self.num_games) * self.num_actions
-        # One gather from the flat mask when every id is in range (the common case).
-        if actions.min() >= 0 and actions.max() < self.num_actions:
-            legal = self._mask.ravel().take(self._rows + actions)
-        else:
-            inside = (actions >= 0) & (actions < self.num_actions)
-            legal = np.zeros(self.num_games, dtype=bool)
-            legal[inside] = self._mask[np.flatnonzero(inside), actions[inside]]
-        if not legal.all():
-            i = int(np.flatnonzero(~legal)[0])
+        i = first_illegal(self._mask, actions)
+        if i >= 0:
             allowed = np.flatnonzero(self._mask[i]).tolist()
             raise ValueError(
                 f"illegal action {int(actions[i])} in slot {i}; legal actions: {allowed}"

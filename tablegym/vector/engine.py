@@ -8,6 +8,8 @@ named column offsets documented beside its code, plus one uint64 generator state
 
 ``NUM_COLUMNS``
     the width of a row.
+``PARALLEL_FROM``
+    the rows from which ``step`` and ``observe`` run a parallel (``prange``) kernel.
 ``setup(config) -> tuple``
     the constant arrays every kernel takes (``consts``): the options, the observation
     layout's ``affine`` scale and shift, lookup tables.
@@ -34,24 +36,81 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 from typing import Any
 
+import numba
 import numpy as np
 
 from tablegym.games import GAMES, observation_of, rules_of
 
-# numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning after every parallel
-# region. Whether that pays depends on the machine (measured with bench_vector.py, B = 1024):
-# - cores to spare: a sleeping worker takes tens of µs to wake on these VMs, so spinning is
-#   1.3x faster at B = 1024 and 3x at B = 64 (King Up! 5.6-6.0M decisions/s against 4.1-4.5M);
-# - another process busy on a core: the spinning worker takes the core the Python side needs,
-#   and everything runs 2-3x slower (King Up! 1.6M against 3.6M passive).
-# Passive waiting is the default, as it degrades gracefully on a shared machine. A user's own
-# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins (e.g. GOMP_SPINCOUNT=100000, a few ms of spinning, on a
-# machine of one's own). libgomp reads them when numba first loads it; engines import this
-# module before their first parallel region.
-if "GOMP_SPINCOUNT" not in os.environ:
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+# numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning for GOMP_SPINCOUNT
+# rounds after a parallel region before they sleep. Measured with bench_vector.py at B = 1024
+# (King Up! decisions/s, quiet machine / one core kept busy by another process):
+# - sleeping workers (OMP_WAIT_POLICY=passive): 4.5M / 3.5M; on these VMs a sleeping worker
+#   wakes 60-80 µs late at every step, a third of the step;
+# - spinning 3,000-100,000 rounds: 5.4-5.9M / 0.9-2.3M: beside a busy process the spinning
+#   worker takes the core the Python side needs.
+# So the workers spin a little (10,000 rounds: a few hundred µs, more than the Python side
+# spends between two steps) and ThreadTuner below runs the kernels on one thread while that
+# is faster, as it is beside a busy process. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT
+# wins. libgomp reads them when numba first loads it; engines import this module before their
+# first parallel region.
+if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = "10000"
+
+
+class ThreadTuner:
+    """Runs a batch's parallel kernels on numba's threads or on one, whichever is faster now.
+
+    The faster choice depends on whether a core is free, which changes while a process runs,
+    so it is measured: every step is timed, the choice in use is kept as a running average,
+    and every ``EVERY`` steps the other is timed for ``PROBE`` steps (the first not counted:
+    a worker that slept wakes late). Results do not depend on the choice (one generator per
+    game). ``numba.set_num_threads`` is restored after every call.
+    """
+
+    PROBE = 6
+    EVERY = 250
+
+    def __init__(self) -> None:
+        self.cost: list[float | None] = [None, None]  # seconds per step: one thread, all
+        self.arm = 1
+        self.probe: list[float] | None = []  # the timings of a probe under way
+        self.since = 0
+        self._restore = 0
+
+    def start(self) -> float:
+        """Before a kernel call: set the thread count of the choice; returns the start time."""
+        threads = numba.get_num_threads()
+        if threads > 1 and self.arm == 0:
+            numba.set_num_threads(1)
+            self._restore = threads
+        return time.perf_counter()
+
+    def stop(self, started: float) -> None:
+        """After the kernel call: restore the thread count and learn from the time taken."""
+        seconds = time.perf_counter() - started
+        if self._restore:
+            numba.set_num_threads(self._restore)
+            self._restore = 0
+        if self.probe is None:
+            old = self.cost[self.arm]
+            self.cost[self.arm] = seconds if old is None else 0.95 * old + 0.05 * seconds
+            self.since += 1
+            if self.since >= self.EVERY:
+                self.arm, self.probe = 1 - self.arm, []
+            return
+        self.probe.append(seconds)
+        if len(self.probe) <= self.PROBE:
+            return
+        self.cost[self.arm] = sum(self.probe[1:]) / self.PROBE
+        other = self.cost[1 - self.arm]
+        if other is None:  # the first probe of the other choice follows at once
+            self.arm, self.probe = 1 - self.arm, []
+            return
+        self.arm = int(np.argmin(self.cost))
+        self.probe, self.since = None, 0
 
 
 def generator_state(seed: np.random.SeedSequence) -> np.uint64:
@@ -72,6 +131,7 @@ class EngineBackend:
         self.obs_size = observation_of(game).OBS_SIZE
         self.num_actions = rules_of(game).NUM_ACTIONS
         self.mask = np.zeros((size, self.num_actions), dtype=bool)
+        self.tuner = ThreadTuner() if size >= self.engine.PARALLEL_FROM else None
 
     def _outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         size = len(self.states)
@@ -90,9 +150,12 @@ class EngineBackend:
         obs, mask, seat = self._outputs()
         rewards = np.zeros((len(self.states), self.config.num_players), dtype=np.float32)
         done = np.zeros(len(self.states), dtype=bool)
+        started = self.tuner.start() if self.tuner else 0.0
         self.engine.step(
             self.states, self.rngs, self.consts, actions, obs, mask, seat, rewards, done
         )
+        if self.tuner:
+            self.tuner.stop(started)
         self.mask = mask
         return obs, mask, seat, rewards, done
 
