@@ -190,3 +190,14 @@ def test_thread_tuner_keeps_the_faster_choice_and_probes_the_other():
         assert slow >= 2 * (ThreadTuner.PROBE + 1)  # the other choice is still measured
         first = 2 * (ThreadTuner.PROBE + 1)  # both choices timed once, then the faster
         assert used[first : first + ThreadTuner.EVERY] == [fast] * ThreadTuner.EVERY
+        assert tuner.every > ThreadTuner.EVERY  # confirmed again and again: probes grow rarer
+    # A change of conditions is found at the next probe, and probes become frequent again.
+    tuner, switched = ThreadTuner(), None
+    for step in range(6000):
+        fast = 1 if step < 1500 else 0
+        started = tuner.start()
+        tuner.stop(started - (0.001 if tuner.arm == fast else 0.003))
+        if step >= 1500 and switched is None and tuner.arm == 0 and tuner.probe is None:
+            switched = step
+            assert tuner.every == ThreadTuner.EVERY
+    assert switched is not None and switched - 1500 <= ThreadTuner.LONGEST + ThreadTuner.PROBE + 1

@@ -65,19 +65,22 @@ class ThreadTuner:
 
     The faster choice depends on whether a core is free, which changes while a process runs,
     so it is measured: every step is timed, the choice in use is kept as a running average,
-    and every ``EVERY`` steps the other is timed for ``PROBE`` steps (the first not counted:
-    a worker that slept wakes late). Results do not depend on the choice (one generator per
-    game). ``numba.set_num_threads`` is restored after every call.
+    and every ``every`` steps the other is timed for ``PROBE`` steps (the first not counted:
+    a worker that slept wakes late). A probe that confirms the choice doubles ``every``, up to
+    ``LONGEST``; one that changes it starts again from ``EVERY``. Results do not depend on the
+    choice (one generator per game). ``numba.set_num_threads`` is restored after every call.
     """
 
     PROBE = 6
     EVERY = 250
+    LONGEST = 4000
 
     def __init__(self) -> None:
         self.cost: list[float | None] = [None, None]  # seconds per step: one thread, all
         self.arm = 1
         self.probe: list[float] | None = []  # the timings of a probe under way
         self.since = 0
+        self.every = self.EVERY
         self._restore = 0
 
     def start(self) -> float:
@@ -98,18 +101,19 @@ class ThreadTuner:
             old = self.cost[self.arm]
             self.cost[self.arm] = seconds if old is None else 0.95 * old + 0.05 * seconds
             self.since += 1
-            if self.since >= self.EVERY:
+            if self.since >= self.every:
                 self.arm, self.probe = 1 - self.arm, []
             return
         self.probe.append(seconds)
         if len(self.probe) <= self.PROBE:
             return
         self.cost[self.arm] = sum(self.probe[1:]) / self.PROBE
-        other = self.cost[1 - self.arm]
-        if other is None:  # the first probe of the other choice follows at once
+        if self.cost[1 - self.arm] is None:  # the first probe of the other choice follows
             self.arm, self.probe = 1 - self.arm, []
             return
-        self.arm = int(np.argmin(self.cost))
+        kept = 1 - self.arm  # the choice before this probe
+        self.arm = 0 if self.cost[0] <= self.cost[1] else 1
+        self.every = min(2 * self.every, self.LONGEST) if self.arm == kept else self.EVERY
         self.probe, self.since = None, 0
 
 
