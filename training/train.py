@@ -214,8 +214,9 @@ class Args:
 
     def annealed(self) -> frozenset[str]:
         """The settings of ``--anneal``: a subset of {"lr", "ent"}."""
-        parts = frozenset(p.strip() for p in self.anneal.split(",") if p.strip())
-        if not isinstance(self.anneal, str) or not parts <= {"lr", "ent"}:
+        text = self.anneal if isinstance(self.anneal, str) else "?"
+        parts = frozenset(p.strip() for p in text.split(",") if p.strip())
+        if not parts <= {"lr", "ent"}:
             raise ValueError(f"--anneal must be empty, lr, ent or lr,ent; got {self.anneal!r}")
         return parts
 

@@ -61,7 +61,7 @@ if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
 
 
 class ThreadTuner:
-    """Runs a batch's parallel kernels on numba's threads or on one, whichever is faster now.
+    """Runs a batch's step kernel on numba's threads or on one, whichever is faster now.
 
     The faster choice depends on whether a core is free, which changes while a process runs,
     so it is measured: every step is timed, the choice in use is kept as a running average,
