@@ -123,11 +123,12 @@ def test_resume_applies_changed_ppo_settings_and_keeps_annealing(tmp_path):
     run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256", *TINY[2:])
     run_train(
         "--resume", str(run), "--timesteps", "512", "--learning-rate", "1e-3",
-        "--ent-coef", "0.02", "--n-epochs", "3", "--anneal", "lr,ent",
+        "--ent-coef", "0.02", "--n-epochs", "3", "--anneal", "lr,ent", "--max-minutes", "0",
     )  # fmt: skip
     model = SelfPlayPPO.load(run / "checkpoint.zip", device="cpu")
     assert (model.n_epochs, model.ent_start) == (3, 0.02)
-    # The learning rate falls from 1e-3 to 0 over the samples (512) or minutes (25).
+    assert model.budget is None  # no time budget now: the first run's deadline is not kept
+    # The learning rate falls from 1e-3 to 0 over the samples (512).
     assert model.lr_schedule(1.0) == pytest.approx(1e-3)
     assert model.lr_schedule(0.5) == pytest.approx(5e-4)
     assert 0 <= model.ent_coef < 0.02

@@ -62,7 +62,9 @@ class TrainingCallback(BaseCallback):
         self._learn_started = time.monotonic()
         if self.args.max_minutes > 0:
             self._deadline = self.started + 60 * self.args.max_minutes
-            self.model.budget = (self.started, self._deadline)
+        # Always set: a resumed checkpoint holds the budget of the process that saved it.
+        timed = self._deadline != float("inf")
+        self.model.budget = (self.started, self._deadline) if timed else None
         self._last = dict.fromkeys(self._last, step)
         if not self.selfplay.snapshots:
             self._snapshot()  # the pool is never empty: the starting policy comes first
