@@ -259,6 +259,45 @@ def test_sigterm_and_ctrl_c_save_at_the_current_step_and_say_so_in_one_line(how,
     assert f"at step {step}; saved {run / 'checkpoint.zip'}" in lines[0]
 
 
+class _SignalledError(Exception):
+    pass
+
+
+def _raise_signalled(signum, frame):
+    raise _SignalledError(signum)
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_save_waits_for_the_whole_checkpoint(how, tmp_path, monkeypatch):
+    # CI once caught Ctrl-C inside torch's zip writer, which then failed with a RuntimeError:
+    # a traceback and no checkpoint. The signal must be acted on after the save.
+    import torch
+
+    tables = [{"num_players": 2}]
+    env = SelfPlayVecEnv("updown", tables, 2, {"self": 1.0})
+    model = SelfPlayPPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu")
+    model.num_timesteps = 1234
+    real_save = torch.save
+
+    def signalled_save(*args, **kwargs):
+        os.kill(os.getpid(), how)
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", signalled_save)
+    previous = signal.signal(how, _raise_signalled)
+    try:
+        with pytest.raises(_SignalledError):
+            save_atomic(model, tmp_path / "checkpoint.zip", training_meta("updown", tables))
+        assert signal.getsignal(how) is _raise_signalled
+        signal.signal(how, signal.SIG_IGN)  # as while train.py saves on its way out
+        save_atomic(model, tmp_path / "again.zip", training_meta("updown", tables))
+    finally:
+        signal.signal(how, previous)
+    assert read_meta(tmp_path / "checkpoint.zip")["num_timesteps"] == 1234
+    assert read_meta(tmp_path / "again.zip")["num_timesteps"] == 1234
+    assert not list(tmp_path.glob(".*tmp*"))
+
+
 def test_kill_9_at_random_moments_never_loses_the_run(tmp_path):
     run = tmp_path / "run"
     rng = random.Random(0)

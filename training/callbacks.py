@@ -112,12 +112,15 @@ class TrainingCallback(BaseCallback):
     def _snapshot(self) -> None:
         import torch
 
+        from training.checkpoints import signals_deferred
+
         policy = copy.deepcopy(self.model.policy)
         policy.set_training_mode(False)
         path = self.run / "pool" / f"snap_{self.num_timesteps:010d}.pt"
         tmp = path.with_name(f".{path.name}.tmp")
-        torch.save(policy.state_dict(), tmp)
-        os.replace(tmp, path)
+        with signals_deferred():
+            torch.save(policy.state_dict(), tmp)
+            os.replace(tmp, path)
         self.selfplay.add_snapshot(policy, self.args.pool_size)
         for old in sorted(path.parent.glob("snap_*.pt"))[1 : -self.args.pool_size]:
             old.unlink()  # the first, the policy training started from, stays (see the env)

@@ -9,9 +9,13 @@ failing later with a shape error (or, worse, playing nonsense).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
+import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +43,42 @@ def training_meta(game: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
     return {**game_meta(game, tables[0]), "player_counts": counts}
 
 
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then act on the first one that came.
+
+    torch's zip writer turns a KeyboardInterrupt raised inside it into a RuntimeError while
+    closing the half-written file, so Ctrl-C during a save would end the run with a traceback
+    and no checkpoint at the current step. Outside the main thread signals cannot arrive.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda *got: caught.append(got)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        signum, frame = caught[0]
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)
+
+
 def save_atomic(model: Any, path: str | os.PathLike, meta: dict[str, Any]) -> None:
     """Write ``model`` to ``path`` via a temporary file and a rename: never half a file."""
     path = Path(path)
     model.tablegym_meta = {**meta, "num_timesteps": int(model.num_timesteps)}
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)
+    with signals_deferred():
+        model.save(tmp)
+        os.replace(tmp, path)
 
 
 def read_meta(path: str | os.PathLike) -> dict[str, Any]:
