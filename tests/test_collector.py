@@ -67,8 +67,12 @@ def test_random_actions_are_legal_and_cover_the_legal_set():
     ranks = [int(np.flatnonzero(row).tolist().index(a)) for row, a in
              zip(mask[single], acts[single])]  # fmt: skip
     assert np.bincount(ranks, minlength=3).min() > 0.28 * len(ranks)
-    with pytest.raises(ValueError, match="row 1 of the mask allows no action"):
-        random_actions(np.array([[True, False], [False, False]]), rng)
+    for bad, row in (([[True, False], [False, False]], 1), ([[False, False], [True, True]], 0),
+                     ([[False, False]], 0), ([[True], [False], [True]], 1)):  # fmt: skip
+        with pytest.raises(ValueError, match=f"row {row} of the mask allows no action"):
+            random_actions(np.array(bad), rng)
+    assert random_actions(np.zeros((0, 4), bool), rng).shape == (0,)
+    assert random_actions(np.array([[False, False, True]]), rng).tolist() == [2]
 
 
 @pytest.mark.parametrize(("text", "message"), [
