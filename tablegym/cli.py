@@ -14,6 +14,16 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}\n")
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends each flag's default, unless its help already names it (per-game defaults,
+    whose flag default is None)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if "(default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def dataclass_parser(
     fields_of: type, prog: str, description: str, choices: dict[str, list] | None = None
 ) -> OneLineParser:
@@ -27,7 +37,7 @@ def dataclass_parser(
     parser = OneLineParser(
         prog=prog,
         description=description,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsFormatter,
     )
     defaults = fields_of()
     for f in dataclasses.fields(fields_of):

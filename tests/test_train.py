@@ -90,6 +90,8 @@ def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
     assert resolved.ent_coef == 0.005 != kdk.resolved().ent_coef
     assert parse_args(["--game", "updown", "--ent-coef", "0.02"])[0].resolved().ent_coef == 0.02
+    assert (resolved.n_epochs, kdk.resolved().n_epochs) == (1, 2)
+    assert parse_args(["--game", "updown", "--n-epochs", "3"])[0].resolved().n_epochs == 3
 
 
 def test_one_policy_plays_every_table_size_it_was_trained_at_and_no_other(tmp_path):
@@ -158,6 +160,7 @@ def test_a_directory_holding_a_run_is_never_reused_silently(tmp_path, capsys):
     [
         (["--num-games", "0"], "--num-games must be a positive integer"),
         (["--batch-size", "0"], "--batch-size must be a positive integer"),
+        (["--n-epochs", "0"], "--n-epochs must be a positive integer"),
         (["--timesteps", "0"], "--timesteps must be a positive integer"),
         (["--timesteps", "-5"], "--timesteps must be a positive integer"),
         (["--timesteps", "many"], "argument --timesteps: invalid int value"),
