@@ -166,7 +166,6 @@ def test_set_state_with_a_seed_replays_the_same_chance(game, backend):
 
 
 def test_thread_tuner_keeps_the_faster_choice_and_probes_the_other():
-
     import numba
 
     from tablegym.vector.engine import ThreadTuner
