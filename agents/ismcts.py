@@ -83,6 +83,10 @@ from agents.base import Agent, GameView, legal_ids
 from tablegym.options import check_choice, check_int
 
 CUTOFFS = ("score", "end")
+ROOTS = ("tree", "race")
+# Race: paired comparisons begin after this many determinisations (a standard error from
+# fewer samples is too rough to drop a move on).
+RACE_MIN = 4
 OPPONENTS = ("auto", "tree", "policy")
 EXPANSIONS = ("all", "policy")
 
@@ -113,8 +117,17 @@ class ISMCTSAgent(Agent):
         expansion: str = "all",
         time_limit: float | None = None,
         bias: float | None = None,
+        root: str = "auto",
+        race_z: float = 1.5,
     ):
         check_int("simulations", simulations, 1)
+        check_choice("root", root, ("auto", *ROOTS))
+        if root == "auto":
+            root = getattr(rollout_policy, "root", "tree")
+        self.race_z = _check_number("race_z", race_z, 0.0)
+        if root == "race" and rollout_policy is None:
+            raise ValueError("root='race' needs a rollout policy to race against; got None")
+        self.root = root
         _check_number("exploration", exploration, 0.0)
         if time_limit is not None:
             _check_number("time_limit", time_limit, 0.0, strict=True)
@@ -154,6 +167,8 @@ class ISMCTSAgent(Agent):
             return int(legal[0])
         if view is None:
             raise ValueError("ISMCTSAgent needs a GameView (rules, config, state, seat)")
+        if self.root == "race":
+            return self.race(view, legal.tolist())
         root = self.search(view)
         return best_action(root, legal.tolist(), view.seat)
 
@@ -171,6 +186,53 @@ class ISMCTSAgent(Agent):
             if deadline is not None and time.process_time() > deadline:
                 break
         return root
+
+    def race(self, view: GameView, legal: list[int]) -> int:
+        """The policy's move, unless paired rollouts show another legal move to be better.
+
+        Every round samples one determinisation and plays each move still in the race from
+        it, then on by the rollout policy with the same random numbers, so the moves differ
+        only by themselves. A move whose paired mean is below the leader's by more than
+        ``race_z`` standard errors leaves the race; the policy's own move never does. The
+        answer is the leader if it beats the policy's move by ``race_z`` standard errors.
+        """
+        rules, seat = view.rules, view.seat
+        hint = self.rollout_policy(view.state, self.py_rng)
+        values: dict[int, list[float]] = {a: [] for a in legal}
+        deadline = None if self.time_limit is None else time.process_time() + self.time_limit
+        done = 0
+        while done < self.simulations and len(values) > 1:
+            state = rules.sample_state(view.state, seat, self.rng)
+            seed = self.rng.integers(2**63)
+            row = {}
+            for a in values:
+                self.py_rng.seed(int(seed))
+                rng = np.random.default_rng(seed)
+                row[a] = self.rollout(rules, rules.apply_action(state, a, rng), rng)[seat]
+                if deadline is not None and time.process_time() > deadline:
+                    break
+            else:
+                done += len(row)
+                for a, v in row.items():
+                    values[a].append(v)
+                if len(values[hint]) >= RACE_MIN:
+                    values = self.survivors(values, hint)
+                continue
+            break
+        leader = max(values, key=lambda a: _mean(values[a]) if values[a] else -1.0)
+        if leader != hint and _paired_z(values[leader], values[hint]) > self.race_z:
+            return leader
+        return hint
+
+    def survivors(self, values: dict[int, list[float]], hint: int) -> dict[int, list[float]]:
+        """The moves not clearly worse than the leader (paired), and the policy's move."""
+        leader = max(values, key=lambda a: _mean(values[a]))
+        top = values[leader]
+        return {
+            a: v
+            for a, v in values.items()
+            if a in (leader, hint) or _paired_z(top, v) <= self.race_z
+        }
 
     def simulate(self, rules: ModuleType, root: Node, state: Any, seat: int) -> None:
         """One select-expand-rollout-backup pass through ``state``, a determinisation."""
@@ -222,11 +284,14 @@ class ISMCTSAgent(Agent):
             for i in range(n):
                 tot[i] += result[i]
 
-    def rollout(self, rules: ModuleType, state: Any) -> list[float]:
+    def rollout(
+        self, rules: ModuleType, state: Any, rng: np.random.Generator | None = None
+    ) -> list[float]:
         """Play on by the rollout policy to the end, or to the first change of scores under
-        ``cutoff="score"``."""
+        ``cutoff="score"``; ``rng`` draws the chance (default: the search's own)."""
         apply, is_terminal, scores = rules.apply_action, rules.is_terminal, rules.scores
-        act, rng = self.default_action, self.rng
+        act = self.default_action
+        rng = self.rng if rng is None else rng
         if self.cutoff == "score":
             start = scores(state)
             while not is_terminal(state):
@@ -267,6 +332,23 @@ def _check_number(name: str, value: Any, low: float, strict: bool = False) -> fl
         bound = f"> {low}" if strict else f">= {low}"
         raise ValueError(f"{name} must be a number {bound}; got {value!r}")
     return float(value)
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _paired_z(xs: list[float], ys: list[float]) -> float:
+    """How many standard errors the mean of ``xs - ys`` (paired) lies above zero."""
+    d = [x - y for x, y in zip(xs, ys)]
+    k = len(d)
+    if k < 2:
+        return 0.0
+    m = sum(d) / k
+    var = sum((x - m) ** 2 for x in d) / (k - 1)
+    if var == 0.0:
+        return math.inf if m > 0 else (-math.inf if m < 0 else 0.0)
+    return m / math.sqrt(var / k)
 
 
 def best_action(root: Node, legal: list[int], seat: int) -> int:

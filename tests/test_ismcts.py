@@ -173,7 +173,7 @@ def test_a_large_bias_plays_the_policys_move():
     # bias every simulation after the first visit of each move follows it: it is played.
     rules, obs = rules_of("kdk"), observation_of("kdk")
     policy = rollout_policy("kdk")
-    agent = make_agent("ismcts:40,bias=1e9", "kdk", seed=0)
+    agent = make_agent("ismcts:40,bias=1e9,root=tree", "kdk", seed=0)
     config = rules.make_config(num_players=3, num_rounds=1)
     rng = np.random.default_rng(8)
     state = rules.initial_state(config, rng)
