@@ -40,8 +40,8 @@ decisions only.
 Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.registry``):
 
 =================  =========================================================================
-``simulations``    simulations per decision (int >= 1); the registry's bare ``ismcts`` uses
-                   ``agents.catalog.DEFAULT_SIMULATIONS``
+``simulations``    simulations per decision (int >= 1; in a race, rollouts); the registry's
+                   bare ``ismcts`` uses ``agents.catalog.DEFAULT_SIMULATIONS``
 ``time_limit``     None, or CPU seconds of this process per decision (> 0): the search stops
                    after the simulation that crosses it. CPU time, not wall time, so that a
                    busy shared machine does not shrink the search; a limit makes the result
@@ -58,12 +58,30 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
                    out of a sound move. None (default): the policy's ``bias`` attribute, else 0
 ``rollout_policy`` the full-state policy, or None for uniform random rollouts (the registry's
                    ``rollout=random``)
+``root``           ``"auto"`` (default: the policy's ``root`` attribute, else ``"tree"``),
+                   ``"tree"`` or ``"race"`` (needs a rollout policy), see below; KdK's policy
+                   names ``"race"``
+``race_z``         the race's threshold in standard errors of the paired mean (>= 0),
+                   default 1.5
 ``seed``           seeds the determinisations, the rules' chance and the rollouts
 =================  =========================================================================
 
 Bad options raise a one-line ``ValueError`` naming the option and what it accepts.
 
-The move is the most visited legal root action (ties: the best mean result for the seat).
+Root race (``root="race"``). A policy whose rollout values differ by less than their noise
+(KdK: a dozen moves, a few hundred simulations) gains nothing from a tree that compares
+moves on different determinisations. The race compares them on the same ones, as a rollout
+algorithm does (Tesauro & Galperin 1996, "On-line policy improvement using Monte-Carlo
+search"): each round samples one determinisation and plays every move still in the race
+from it, then on by the rollout policy for every seat, with the same random numbers. After
+``RACE_MIN`` rounds a move leaves the race when its paired mean lies more than ``race_z``
+standard errors below the leader's; the policy's own move never leaves. The search ends at
+the budget or when only the policy's move is left, and plays the leader if it beats the
+policy's move by more than ``race_z`` standard errors, else the policy's move: the policy
+improved by one step of lookahead, departing from it only on evidence.
+
+With the tree, the move is the most visited legal root action (ties: the best mean result
+for the seat).
 Needs from the rules module: ``legal_actions``, ``apply_action``, ``is_terminal``,
 ``winners``, ``scores``, ``sample_state`` and ``state.to_play``.
 """
@@ -154,6 +172,7 @@ class ISMCTSAgent(Agent):
         self.cutoff = cutoff
         self.rollout_policy = rollout_policy
         self.spec = f"ismcts:{simulations}"
+        self.last_simulations = 0  # taken by the latest decision (rollouts in a race)
         self.rng = np.random.default_rng(seed)
         # Python's generator picks rollout moves: numpy's per-call overhead would dominate.
         self.py_rng = random.Random(int(self.rng.integers(2**63)))
@@ -161,7 +180,8 @@ class ISMCTSAgent(Agent):
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, view: GameView | None = None
     ) -> int:
-        """The most visited legal root action after ``simulations`` determinised searches."""
+        """The search's move; ``last_simulations`` then holds the simulations it took."""
+        self.last_simulations = 0
         legal = legal_ids(action_mask)
         if legal.size == 1:
             return int(legal[0])
@@ -170,6 +190,7 @@ class ISMCTSAgent(Agent):
         if self.root == "race":
             return self.race(view, legal.tolist())
         root = self.search(view)
+        self.last_simulations = root.visits
         return best_action(root, legal.tolist(), view.seat)
 
     def search(self, view: GameView) -> Node:
@@ -213,6 +234,7 @@ class ISMCTSAgent(Agent):
                     break
             else:
                 done += len(row)
+                self.last_simulations = done
                 for a, v in row.items():
                     values[a].append(v)
                 if len(values[hint]) >= RACE_MIN:

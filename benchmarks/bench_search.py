@@ -16,10 +16,12 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
     Simulations per second of the search, before and after: *before* is the search as the
     baseline shipped it (uniform random rollouts, every seat's move in the tree, for the
     games that had no rollout policy: ``rollout=random,opponents=tree``), *after* the
-    default spec ``ismcts``. Both run ``--speed-sims`` simulations on the same positions
-    (every decision of the first seat in heuristic games, ``--positions`` of them), in the
-    same process, one after the other, so load on a shared machine hits both alike. (King
-    Up! had its policy already: its *before* is the same spec, for scale.)
+    default spec ``ismcts`` (KdK's races its root moves: a simulation is one rollout, and a
+    race stops early once only the policy's move is left). Both decide with a budget of
+    ``--speed-sims`` simulations on the same positions (every decision of the first seat in
+    heuristic games, ``--positions`` of them), counted by the agent's ``last_simulations``,
+    in the same process, one after the other, so load on a shared machine hits both alike.
+    (King Up! had its policy already: its *before* is the same spec, for scale.)
 ``strength``
     A seat-rotated tournament (``training.evaluate.evaluate``) of ISMCTS at
     ``--time-limit`` seconds per decision against three heuristics, 4 players, ``--games``
@@ -108,10 +110,14 @@ def positions(game: str, count: int, seed: int) -> list[tuple[object, object]]:
 def simulations_per_second(game: str, options: dict, sims: int, found: list, seed: int) -> float:
     """Simulations per second of ``ismcts`` with ``options``, ``sims`` at each position."""
     agent = make_agent("ismcts", game, seed=seed, simulations=sims, **options)
-    rules = rules_of(game)
+    rules, obs = rules_of(game), observation_of(game)
     done, start = 0, time.process_time()
     for config, state in found:
-        done += agent.search(GameView(rules, config, state, state.to_play)).visits
+        mask = np.zeros(rules.NUM_ACTIONS, np.int8)
+        mask[list(rules.legal_actions(state))] = 1
+        seat = state.to_play
+        agent.act(obs.encode(state, seat), mask, GameView(rules, config, state, seat))
+        done += agent.last_simulations
     return done / (time.process_time() - start)
 
 

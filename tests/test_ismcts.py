@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import types
 
@@ -11,7 +12,7 @@ import pytest
 from agents.base import GameView
 from agents.catalog import ROLLOUT_POLICIES, rollout_policy
 from agents.heuristic_kdk import Seen, seen_of_state
-from agents.ismcts import ISMCTSAgent
+from agents.ismcts import ISMCTSAgent, _paired_z
 from tablegym.games import GAMES, observation_of, rules_of
 from training.evaluate import wilson
 from training.registry import make_agent
@@ -110,6 +111,9 @@ def test_updown_policy_ignores_what_its_seat_cannot_see():
         ({"simulations": 0}, "simulations must be an integer >= 1"),
         ({"bias": -1}, "bias must be a number >= 0"),
         ({"bias": 1.0}, "bias needs a rollout policy"),
+        ({"root": "leaf"}, "root must be one of"),
+        ({"race_z": -1}, "race_z must be a number >= 0"),
+        ({"root": "race"}, "root='race' needs a rollout policy"),
     ],
 )
 def test_bad_options_give_one_line_errors(options, message):
@@ -196,3 +200,88 @@ def test_bias_defaults_to_the_policys():
     assert make_agent("ismcts", "kdk").bias == 2.0  # named by the KdK policy
     assert make_agent("ismcts", "kingup").bias == 0.0
     assert make_agent("ismcts:5,bias=0", "kdk").bias == 0.0
+
+
+def test_root_auto_takes_the_policys():
+    assert make_agent("ismcts", "kdk").root == "race"  # named by the KdK policy
+    assert make_agent("ismcts", "kingup").root == "tree"
+    assert make_agent("ismcts", "updown").root == "tree"
+    assert make_agent("ismcts:5,root=tree", "kdk").root == "tree"
+    assert make_agent("ismcts:5,rollout=random", "kdk").root == "tree"
+
+
+def test_paired_z_counts_standard_errors_of_the_paired_mean():
+    assert _paired_z([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]) == math.inf  # always one better
+    assert _paired_z([0.0, 1.0], [1.0, 2.0]) == -math.inf
+    assert _paired_z([0.5], [0.0]) == 0.0  # one pair has no standard error
+    # Differences 1, 3: mean 2, sd sqrt(2), standard error 1.
+    assert _paired_z([1.0, 3.0, 0.0], [0.0, 0.0, 0.0][:2]) == pytest.approx(2.0)
+
+
+def kdk_decisions(count: int, seed: int, phase: str | None = None):
+    """``count`` KdK states (4 players) with more than one legal move, by random play;
+    ``phase``: only decisions in that phase."""
+    rules = rules_of("kdk")
+    config = rules.make_config(num_players=4)
+    rng = np.random.default_rng(seed)
+    state = rules.initial_state(config, rng)
+    found = []
+    while len(found) < count and not rules.is_terminal(state):
+        legal = rules.legal_actions(state)
+        name = rules.Phase(state.phase).name
+        if len(legal) > 1 and (phase is None or name == phase):
+            found.append((config, state))
+        state = rules.apply_action(state, legal[int(rng.integers(len(legal)))], rng)
+    assert len(found) == count
+    return found
+
+
+def act_on(agent, rules, config, state):
+    seat = state.to_play
+    mask = np.zeros(rules.NUM_ACTIONS, np.int8)
+    mask[list(rules.legal_actions(state))] = 1
+    obs = observation_of("kdk").encode(state, seat)
+    return agent.act(obs, mask, GameView(rules, config, state, seat))
+
+
+def test_a_race_shares_each_determinisation_among_all_moves():
+    rules = rules_of("kdk")
+    spy = SpyRules(rules)
+    applied = []
+
+    def apply_action(state, action, rng):
+        if spy.samples and state is spy.samples[-1][2]:  # a move from the newest sample
+            applied.append((len(spy.samples), action))
+        return rules.apply_action(state, action, rng)
+
+    spy.apply_action = apply_action
+    agent = make_agent("ismcts:400,race_z=1e9", "kdk", seed=1)  # nothing leaves the race
+    config, state = kdk_decisions(1, seed=5)[0]
+    act_on(agent, spy, config, state)
+    legal = set(rules.legal_actions(state))
+    assert len(spy.samples) == math.ceil(400 / len(legal))  # whole rounds
+    for i in range(1, len(spy.samples) + 1):
+        assert {a for k, a in applied if k == i} == legal
+
+
+def test_a_huge_race_z_plays_the_policys_move():
+    rules, policy = rules_of("kdk"), rollout_policy("kdk")
+    agent = make_agent("ismcts:60,race_z=1e9", "kdk", seed=0)
+    for config, state in kdk_decisions(6, seed=8):
+        assert act_on(agent, rules, config, state) == policy(state, random.Random(0))
+
+
+def test_the_race_leaves_a_bad_policy_move_at_the_root():
+    # The policy proposes FAIL under duty (a penalty card and the initiative lost) at the
+    # root, and plays the heuristic everywhere else: the race finds a better move.
+    rules, heuristic = rules_of("kdk"), rollout_policy("kdk")
+    positions = kdk_decisions(5, seed=3, phase="DUTY")
+
+    def policy(state, rand):
+        if any(state is s for _, s in positions):
+            return rules.FAIL
+        return heuristic(state, rand)
+
+    agent = ISMCTSAgent(simulations=600, seed=2, rollout_policy=policy, root="race")
+    left = sum(act_on(agent, rules, c, s) != rules.FAIL for c, s in positions)
+    assert left >= 4
