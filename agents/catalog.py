@@ -41,8 +41,9 @@ ROLLOUT_POLICIES = {
 }
 # Simulations of a bare ``ismcts`` spec: about 0.15-0.3 s of CPU per decision with the
 # policies above (measured by benchmarks/bench_search.py: about 5,500 simulations/s in King
-# Up!, 3,300 in Up & Down, whose rollouts run to the end of the game, 750 in KdK).
-DEFAULT_SIMULATIONS = {"kingup": 1000, "updown": 1000, "kdk": 100}
+# Up!, 3,300 in Up & Down, whose rollouts run to the end of the game, 1,400 rollouts/s in
+# KdK's race, which often stops before its budget).
+DEFAULT_SIMULATIONS = {"kingup": 1000, "updown": 1000, "kdk": 300}
 
 
 def load(target: str) -> Any:
