@@ -346,6 +346,8 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
 # tournaments against three heuristics (40 games, 0.5 s per decision) "end" won 0.52 of the
 # games, "score" 0.30.
 rollout_policy.cutoff = "end"
+# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
+rollout_policy.engine = "agents.rollout_updown"
 
 
 def _cards(mask: int) -> list[int]:

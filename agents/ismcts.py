@@ -63,6 +63,9 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
                    names ``"race"``
 ``race_z``         the race's threshold in standard errors of the paired mean (>= 0),
                    default 1.5
+``backend``        where determinisations are played: ``"auto"`` (default: ``"numba"`` when
+                   the rollout policy names a compiled twin in its ``engine`` attribute, else
+                   ``"rules"``), ``"numba"`` or ``"rules"``, see below
 ``seed``           seeds the determinisations, the rules' chance and the rollouts
 =================  =========================================================================
 
@@ -80,9 +83,17 @@ the budget or when only the policy's move is left, and plays the leader if it be
 policy's move by more than ``race_z`` standard errors, else the policy's move: the policy
 improved by one step of lookahead, departing from it only on evidence.
 
+Backends. ``"rules"`` plays every determinisation on the readable rules core, with the Python
+rollout policy. ``"numba"`` loads each determinisation into one row of the game's batched
+engine (``engine.from_state``) and plays it there: the other seats' moves inside the tree, the
+rollouts and the race's rounds run in numba with the policy's compiled twin
+(``agents/engine_rollout.py``), which makes the same moves from the same random numbers; only
+the tree itself stays in Python. Its generator is the engine's, so the same seed gives other
+(equally distributed) games than ``"rules"`` does.
+
 With the tree, the move is the most visited legal root action (ties: the best mean result
 for the seat).
-Needs from the rules module: ``legal_actions``, ``apply_action``, ``is_terminal``,
+Needs from the rules module: ``NUM_ACTIONS``, ``legal_actions``, ``apply_action``, ``is_terminal``,
 ``winners``, ``scores``, ``sample_state`` and ``state.to_play``.
 """
 
@@ -98,6 +109,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, GameView, legal_ids
+from agents.engine_rollout import EngineRollouts
 from tablegym.options import check_choice, check_int
 
 CUTOFFS = ("score", "end")
@@ -106,6 +118,7 @@ ROOTS = ("tree", "race")
 # fewer samples is too rough to drop a move on).
 RACE_MIN = 4
 OPPONENTS = ("auto", "tree", "policy")
+BACKENDS = ("auto", "numba", "rules")
 EXPANSIONS = ("all", "policy")
 
 
@@ -137,6 +150,7 @@ class ISMCTSAgent(Agent):
         bias: float | None = None,
         root: str = "auto",
         race_z: float = 1.5,
+        backend: str = "auto",
     ):
         check_int("simulations", simulations, 1)
         check_choice("root", root, ("auto", *ROOTS))
@@ -146,6 +160,18 @@ class ISMCTSAgent(Agent):
         if root == "race" and rollout_policy is None:
             raise ValueError("root='race' needs a rollout policy to race against; got None")
         self.root = root
+        check_choice("backend", backend, BACKENDS)
+        twin = getattr(rollout_policy, "engine", None)
+        if backend == "auto":
+            backend = "numba" if twin else "rules"
+        elif backend == "numba" and not twin:
+            raise ValueError(
+                "backend='numba' needs a rollout policy with a compiled twin (its 'engine' "
+                f"attribute names one); got {getattr(rollout_policy, '__name__', rollout_policy)!r}"
+            )
+        self.backend = backend
+        self.engines: dict[Any, EngineRollouts] = {}  # per table, made at first use
+        self.engine_rngs = np.ones(1, dtype=np.uint64)  # the numba backend's generator
         _check_number("exploration", exploration, 0.0)
         if time_limit is not None:
             _check_number("time_limit", time_limit, 0.0, strict=True)
@@ -202,11 +228,30 @@ class ISMCTSAgent(Agent):
         # shrink the search with the load. It makes the result depend on the machine's speed.
         deadline = None if self.time_limit is None else time.process_time() + self.time_limit
         sample, seat, rng = rules.sample_state, view.seat, self.rng
+        engine = self.engine_for(view)
         for _ in range(self.simulations):
-            self.simulate(rules, root, sample(view.state, seat, rng), seat)
+            state = sample(view.state, seat, rng)
+            if engine is None:
+                pos: StatePosition | RowPosition = StatePosition(self, rules, state)
+            else:
+                pos = RowPosition(engine, engine.row(state), self.engine_rngs)
+            self.simulate(root, pos, seat)
             if deadline is not None and time.process_time() > deadline:
                 break
         return root
+
+    def engine_for(self, view: GameView) -> EngineRollouts | None:
+        """The compiled rollouts for this table with ``backend="numba"``, else None."""
+        if self.backend != "numba":
+            return None
+        engine = self.engines.get(view.config)
+        if engine is None:
+            if not self.engines:  # drawn at first use: the rules backend's draws stay as they were
+                self.engine_rngs[0] = self.rng.integers(1, 2**63)
+            twin, score = self.rollout_policy.engine, self.cutoff == "score"
+            engine = EngineRollouts(twin, view.config, view.rules.NUM_ACTIONS, score)
+            self.engines[view.config] = engine
+        return engine
 
     def race(self, view: GameView, legal: list[int]) -> int:
         """The policy's move, unless paired rollouts show another legal move to be better.
@@ -221,30 +266,50 @@ class ISMCTSAgent(Agent):
         hint = self.rollout_policy(view.state, self.py_rng)
         values: dict[int, list[float]] = {a: [] for a in legal}
         deadline = None if self.time_limit is None else time.process_time() + self.time_limit
+        engine = self.engine_for(view)
         done = 0
         while done < self.simulations and len(values) > 1:
             state = rules.sample_state(view.state, seat, self.rng)
-            seed = self.rng.integers(2**63)
-            row = {}
-            for a in values:
-                self.py_rng.seed(int(seed))
-                rng = np.random.default_rng(seed)
-                row[a] = self.rollout(rules, rules.apply_action(state, a, rng), rng)[seat]
-                if deadline is not None and time.process_time() > deadline:
-                    break
+            seed = int(self.rng.integers(2**63))
+            moves = list(values)
+            if engine is None:
+                row = self.race_round(rules, state, moves, seed, deadline, seat)
+                if row is None:
+                    break  # the time ran out within the round
             else:
-                done += len(row)
-                self.last_simulations = done
-                for a, v in row.items():
-                    values[a].append(v)
-                if len(values[hint]) >= RACE_MIN:
-                    values = self.survivors(values, hint)
-                continue
-            break
+                row = engine.race(engine.row(state), moves, seed)[:, seat].tolist()
+            done += len(row)
+            self.last_simulations = done
+            for a, v in zip(moves, row):
+                values[a].append(v)
+            if len(values[hint]) >= RACE_MIN:
+                values = self.survivors(values, hint)
+            if deadline is not None and time.process_time() > deadline:
+                break
         leader = max(values, key=lambda a: _mean(values[a]) if values[a] else -1.0)
         if leader != hint and _paired_z(values[leader], values[hint]) > self.race_z:
             return leader
         return hint
+
+    def race_round(
+        self,
+        rules: ModuleType,
+        state: Any,
+        moves: list[int],
+        seed: int,
+        deadline: float | None,
+        seat: int,
+    ) -> list[float] | None:
+        """``seat``'s value of each move played from ``state`` and then on by the policy, all
+        with the same random numbers from ``seed``; None if the deadline passes first."""
+        row = []
+        for a in moves:
+            self.py_rng.seed(seed)
+            rng = np.random.default_rng(seed)
+            row.append(self.rollout(rules, rules.apply_action(state, a, rng), rng)[seat])
+            if deadline is not None and time.process_time() > deadline:
+                return None
+        return row
 
     def survivors(self, values: dict[int, list[float]], hint: int) -> dict[int, list[float]]:
         """The moves not clearly worse than the leader (paired), and the policy's move."""
@@ -256,26 +321,23 @@ class ISMCTSAgent(Agent):
             if a in (leader, hint) or _paired_z(top, v) <= self.race_z
         }
 
-    def simulate(self, rules: ModuleType, root: Node, state: Any, seat: int) -> None:
-        """One select-expand-rollout-backup pass through ``state``, a determinisation."""
+    def simulate(self, root: Node, pos: StatePosition | RowPosition, seat: int) -> None:
+        """One select-expand-rollout-backup pass through ``pos``, a determinisation."""
         node, path = root, [root]
         c, n = self.exploration, len(root.total)
         tree_all = self.opponents == "tree"
-        apply, legal_actions = rules.apply_action, rules.legal_actions
-        is_terminal = rules.is_terminal
-        act, rng = self.default_action, self.rng
         bias = self.bias
-        while not is_terminal(state):
-            p = state.to_play
-            if not tree_all and p != seat:
-                # The other seats play by the policy, which knows their cards here.
-                state = apply(state, act(rules, state), rng)
-                continue
+        while True:
+            if not tree_all:
+                pos.advance(seat)  # the other seats play by the policy, which knows their cards
+            if pos.over():
+                break
+            p = pos.to_play()
             children = node.children
             untried = []
             best, best_ucb = None, -1.0
-            hint = self.rollout_policy(state, self.py_rng) if bias else -1
-            for a in legal_actions(state):
+            hint = pos.hint() if bias else -1
+            for a in pos.legal():
                 child = children.get(a)
                 if child is None:
                     untried.append(a)
@@ -289,17 +351,17 @@ class ISMCTSAgent(Agent):
                     u += bias / (child.visits + 1)  # progressive bias toward the policy
                 if u > best_ucb:
                     best, best_ucb = a, u
-            a = hint if hint in untried else self.expand_choice(state, untried)
+            a = hint if hint in untried else self.expand_choice(pos, untried)
             if a is not None:
                 node = children[a] = Node(n)
                 node.avail = 1
                 path.append(node)
-                state = apply(state, a, rng)
+                pos.play(a)
                 break
             node = children[best]
             path.append(node)
-            state = apply(state, best, rng)
-        result = self.rollout(rules, state)
+            pos.play(best)
+        result = pos.value()
         for nd in path:
             nd.visits += 1
             tot = nd.total
@@ -326,7 +388,7 @@ class ISMCTSAgent(Agent):
                 state = apply(state, act(rules, state), rng)
         return terminal_value(rules.winners(state), len(rules.scores(state)))
 
-    def expand_choice(self, state: Any, untried: list[int]) -> int | None:
+    def expand_choice(self, pos: StatePosition | RowPosition, untried: list[int]) -> int | None:
         """The move to add to the tree here, or None to select among the tried ones.
 
         ``expansion="all"``: any untried move, until none is left. ``"policy"``: only a move
@@ -335,7 +397,7 @@ class ISMCTSAgent(Agent):
         if not untried:
             return None
         if self.expansion == "policy":
-            proposal = self.rollout_policy(state, self.py_rng)
+            proposal = pos.hint()
             return proposal if proposal in untried else None
         return untried[int(self.py_rng.random() * len(untried))]
 
@@ -345,6 +407,77 @@ class ISMCTSAgent(Agent):
             return self.rollout_policy(state, self.py_rng)
         legal = rules.legal_actions(state)
         return legal[int(self.py_rng.random() * len(legal))]
+
+
+class StatePosition:
+    """A determinisation as a readable ``rules.State``, played by the rules' own functions
+    (the ``"rules"`` backend)."""
+
+    __slots__ = ("agent", "rules", "state")
+
+    def __init__(self, agent: ISMCTSAgent, rules: ModuleType, state: Any) -> None:
+        self.agent, self.rules, self.state = agent, rules, state
+
+    def over(self) -> bool:
+        return self.rules.is_terminal(self.state)
+
+    def to_play(self) -> int:
+        return self.state.to_play
+
+    def legal(self) -> list[int]:
+        return self.rules.legal_actions(self.state)
+
+    def play(self, action: int) -> None:
+        self.state = self.rules.apply_action(self.state, action, self.agent.rng)
+
+    def hint(self) -> int:
+        """The rollout policy's move here."""
+        return self.agent.rollout_policy(self.state, self.agent.py_rng)
+
+    def advance(self, seat: int) -> None:
+        """The other seats' moves by the rollout policy, until ``seat`` is to play or the end."""
+        rules, agent, state = self.rules, self.agent, self.state
+        while not rules.is_terminal(state) and state.to_play != seat:
+            state = rules.apply_action(state, agent.default_action(rules, state), agent.rng)
+        self.state = state
+
+    def value(self) -> list[float]:
+        """Every seat's value of a rollout from here."""
+        return self.agent.rollout(self.rules, self.state)
+
+
+class RowPosition:
+    """A determinisation as one row of the game's engine, played by the compiled twin of the
+    rollout policy (the ``"numba"`` backend, ``agents/engine_rollout.py``)."""
+
+    __slots__ = ("engine", "row", "rngs")
+
+    def __init__(self, engine: EngineRollouts, row: np.ndarray, rngs: np.ndarray) -> None:
+        self.engine, self.row, self.rngs = engine, row, rngs
+
+    def over(self) -> bool:
+        return self.engine.module.is_over(self.row)
+
+    def to_play(self) -> int:
+        return self.engine.module.to_play(self.row)
+
+    def legal(self) -> list[int]:
+        return self.engine.legal(self.row)
+
+    def play(self, action: int) -> None:
+        self.engine.module.apply(self.row, self.engine.consts, action, self.rngs)
+
+    def hint(self) -> int:
+        """The rollout policy's move here."""
+        return self.engine.module.policy(self.row, self.engine.consts, self.rngs)
+
+    def advance(self, seat: int) -> None:
+        """The other seats' moves by the rollout policy, until ``seat`` is to play or the end."""
+        self.engine.advance(self.row, self.rngs, seat)
+
+    def value(self) -> list[float]:
+        """Every seat's value of a rollout from here."""
+        return self.engine.value(self.row, self.rngs)
 
 
 def _check_number(name: str, value: Any, low: float, strict: bool = False) -> float:

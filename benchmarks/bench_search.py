@@ -11,17 +11,20 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
 ``policy``
     µs per decision of the game's full-state rollout policy (``agents.catalog.
     ROLLOUT_POLICIES``), timed on every decision of ``--policy-games`` games in which it
-    plays every seat.
+    plays every seat, alone and with the readable rules' step; and of its compiled twin
+    (``agents/engine_rollout.py``) with the engine's step, playing whole games inside numba
+    (50 times as many games).
 ``speed``
-    Simulations per second of the search, before and after: *before* is the search as the
-    baseline shipped it (uniform random rollouts, every seat's move in the tree, for the
-    games that had no rollout policy: ``rollout=random,opponents=tree``), *after* the
-    default spec ``ismcts`` (KdK's races its root moves: a simulation is one rollout, and a
-    race stops early once only the policy's move is left). Both decide with a budget of
-    ``--speed-sims`` simulations on the same positions (every decision of the first seat in
-    heuristic games, ``--positions`` of them), counted by the agent's ``last_simulations``,
-    in the same process, one after the other, so load on a shared machine hits both alike.
-    (King Up! had its policy already: its *before* is the same spec, for scale.)
+    Simulations per second of the search, three ways: *before*, the search as the baseline
+    shipped it (uniform random rollouts, every seat's move in the tree, for the games that
+    had no rollout policy: ``rollout=random``; King Up! had its policy: there it is the
+    policy on the rules); *rules*, the default spec on the readable rules
+    (``backend=rules``); *numba*, the default spec ``ismcts``, which plays on the engine
+    (KdK's races its root moves: a simulation is one rollout, and a race stops early once
+    only the policy's move is left). Each decides with a budget of ``--speed-sims``
+    simulations on the same positions (every decision of the first seat in heuristic games,
+    ``--positions`` of them), counted by the agent's ``last_simulations``, in the same
+    process, interleaved ``--repeats`` times, so drift on a shared machine hits all alike.
 ``strength``
     A seat-rotated tournament (``training.evaluate.evaluate``) of ISMCTS at
     ``--time-limit`` seconds per decision against three heuristics, 4 players, ``--games``
@@ -42,6 +45,7 @@ the tournament's wall-clock seconds per decision beside it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import random
 import sys
@@ -62,28 +66,61 @@ from training.registry import make_agent  # noqa: E402
 
 PARTS = ("policy", "speed", "strength")
 # The options that give the search as the baseline shipped it (King Up! had its policy).
-BEFORE = {"kingup": {}, "updown": {"rollout": "random"}, "kdk": {"rollout": "random"}}
+BEFORE = {
+    "kingup": {"backend": "rules"},
+    "updown": {"rollout": "random"},
+    "kdk": {"rollout": "random"},
+}
+# Speed: the shipped baseline, the policy on the readable rules, the policy's compiled twin.
+SPEEDS = {"before": None, "rules": {"backend": "rules"}, "numba": {}}
+TWIN_GAMES = 50  # the twin plays this many times --policy-games (it is that much faster)
 # The PPO policies in notebooks/models were trained at these table sizes.
 PPO_PLAYERS = {"kingup": 4, "updown": 2, "kdk": 3}
 SEARCH_OPTIONS = {"num_players": 4}
 
 
-def policy_speed(game: str, games: int, seed: int) -> tuple[float, int]:
-    """Mean µs per decision of the rollout policy playing every seat, and the decisions."""
+def policy_speed(game: str, games: int, seed: int) -> tuple[float, float, int]:
+    """Mean µs per decision of the rollout policy playing every seat on the readable rules,
+    and of the policy with the rules' step; the decisions."""
     rules = rules_of(game)
     policy = catalog.rollout_policy(game)
     config = rules.make_config(**SEARCH_OPTIONS)
     rng, rand = np.random.default_rng(seed), random.Random(seed)
-    spent, decisions = 0.0, 0
+    spent = stepped = 0.0
+    decisions = 0
     for _ in range(games):
         state = rules.initial_state(config, rng)
         while not rules.is_terminal(state):
             start = time.process_time()
             action = policy(state, rand)
-            spent += time.process_time() - start
-            decisions += 1
+            middle = time.process_time()
             state = rules.apply_action(state, action, rng)
-    return 1e6 * spent / decisions, decisions
+            spent += middle - start
+            stepped += time.process_time() - start
+            decisions += 1
+    return 1e6 * spent / decisions, 1e6 * stepped / decisions, decisions
+
+
+def twin_speed(game: str, games: int, seed: int) -> tuple[float, int] | None:
+    """Mean µs per decision of the compiled twin of the rollout policy with the engine's step,
+    playing every seat of ``games`` whole games inside numba; None without a twin."""
+    name = getattr(catalog.rollout_policy(game), "engine", None)
+    if name is None:
+        return None
+    twin, rules = importlib.import_module(name), rules_of(game)
+    config = rules.make_config(**SEARCH_OPTIONS)
+    consts, rng = twin.ENGINE.setup(config), np.random.default_rng(seed)
+    rows = [twin.ENGINE.from_state(rules.initial_state(config, rng), config) for _ in range(games)]
+    decisions = 0  # counted on copies played from Python with the same generators
+    for i, start in enumerate(rows):
+        row, rngs = start.copy(), np.array([i + 1], dtype=np.uint64)
+        while not twin.is_over(row):
+            twin.apply(row, consts, twin.policy(row, consts, rngs), rngs)
+            decisions += 1
+    begin = time.process_time()
+    for i, row in enumerate(rows):
+        twin.advance(row, consts, np.array([i + 1], dtype=np.uint64), -1)  # no seat is -1
+    return 1e6 * (time.process_time() - begin) / decisions, decisions
 
 
 def positions(game: str, count: int, seed: int) -> list[tuple[object, object]]:
@@ -168,6 +205,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--policy-games", type=int, default=20)
     p.add_argument("--positions", type=int, default=30)
     p.add_argument("--speed-sims", type=int, default=50)
+    p.add_argument("--repeats", type=int, default=3, help="speed: interleaved repeats")
     p.add_argument("--chunk", type=int, default=8, help="strength: games per printed line")
     p.add_argument(
         "--first-chunk",
@@ -184,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
         help="strength: the opponents to play (ppo only where --ppo names a policy)",
     )
     args = p.parse_args(argv)
-    for name in ("games", "policy_games", "positions", "speed_sims", "chunk"):
+    for name in ("games", "policy_games", "positions", "speed_sims", "chunk", "repeats"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.first_chunk < 0:
@@ -201,15 +239,34 @@ def main(argv: list[str] | None = None) -> None:
     search = f"ismcts:1000000,time_limit={args.time_limit}"
     for game in games:
         if "policy" in args.parts:
-            us, n = policy_speed(game, args.policy_games, seed=1)
-            print(f"{game:7s} rollout policy: {us:7.1f} µs/decision over {n} decisions", flush=True)
+            us, with_step, n = policy_speed(game, args.policy_games, seed=1)
+            print(
+                f"{game:7s} rollout policy: {us:7.1f} µs/decision, {with_step:7.1f} with the "
+                f"rules' step, over {n} decisions",
+                flush=True,
+            )
+            twin = twin_speed(game, TWIN_GAMES * args.policy_games, seed=1)
+            if twin is not None:
+                print(
+                    f"{game:7s} compiled twin with the engine's step: {twin[0]:7.3f} µs/decision "
+                    f"over {twin[1]} decisions ({with_step / twin[0]:.0f}x)",
+                    flush=True,
+                )
         if "speed" in args.parts:
             found = positions(game, args.positions, seed=2)
-            before = simulations_per_second(game, BEFORE[game], args.speed_sims, found, 3)
-            after = simulations_per_second(game, {}, args.speed_sims, found, 3)
+            rates = {label: 0.0 for label in SPEEDS}
+            for _ in range(args.repeats):  # interleaved: drift on a shared machine hits all
+                for label, options in SPEEDS.items():
+                    spec = BEFORE[game] if label == "before" else options
+                    rates[label] += (
+                        simulations_per_second(game, spec, args.speed_sims, found, 3) / args.repeats
+                    )
             print(
-                f"{game:7s} simulations/s: before {before:7.0f}  after {after:7.0f}  "
-                f"({after / before:.2f}x; {args.speed_sims} per position, {len(found)} positions)",
+                f"{game:7s} simulations/s: "
+                + "  ".join(f"{label} {rate:7.0f}" for label, rate in rates.items())
+                + f"  (numba {rates['numba'] / rates['rules']:.2f}x rules, "
+                f"{rates['numba'] / rates['before']:.2f}x before; {args.speed_sims} per "
+                f"position, {len(found)} positions, {args.repeats} repeats)",
                 flush=True,
             )
         if "strength" in args.parts:

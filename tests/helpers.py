@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import signal
 from collections.abc import Iterator
 from typing import Any
@@ -56,3 +57,18 @@ def interruptible() -> None:
     SIGINT ignored or blocked (left so by a library it ran), and a child inherits both."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+class Fed(random.Random):
+    """A ``random.Random`` whose ``random()`` returns the given numbers in turn (to feed a Python
+    rollout policy the numbers its compiled twin draws)."""
+
+    def __init__(self, numbers: list[float]):
+        super().__init__(0)
+        self.numbers = numbers
+        self.used = 0
+
+    def random(self) -> float:
+        x = self.numbers[self.used]
+        self.used += 1
+        return x

@@ -255,7 +255,8 @@ def test_a_race_shares_each_determinisation_among_all_moves():
         return rules.apply_action(state, action, rng)
 
     spy.apply_action = apply_action
-    agent = make_agent("ismcts:400,race_z=1e9", "kdk", seed=1)  # nothing leaves the race
+    # The rules backend, whose moves the spy sees; nothing leaves the race.
+    agent = make_agent("ismcts:400,race_z=1e9,backend=rules", "kdk", seed=1)
     config, state = kdk_decisions(1, seed=5)[0]
     act_on(agent, spy, config, state)
     legal = set(rules.legal_actions(state))

@@ -1,0 +1,35 @@
+"""Up & Down's compiled rollout policy in a hand-built position (the checks every game's twin
+passes are in tests/test_engine_rollout.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import Fed
+
+from agents import rollout_updown as U
+from agents.engine_rollout import uniforms
+from agents.heuristic_updown import rollout_policy
+from updown_env import engine as E
+from updown_env import rules as R
+from updown_env.rules import PLAY, ROLL
+
+
+def test_a_leader_holding_every_trump_keeps_them():
+    # Seat 0 leads holding the four 7s with 7 the trump, so each of its cards wins for certain
+    # under FLIP or any ROTATE; ROLL would leave one own-suit 7 against the four unseen cards
+    # of the new trump value. The twin never rolls, and takes the Python policy's pick among
+    # the equal changes (its draws break the tie).
+    config = R.make_config(num_players=2)
+    sevens = sum(1 << R.card_id(suit, 7) for suit in range(R.NUM_SUITS))
+    rest = (1 << R.NUM_CARDS) - 1 & ~sevens
+    other = sum(1 << c for c in R.cards_of(rest)[:4])
+    state = R.initial_state(config, np.random.default_rng(0))._replace(
+        hands=(sevens, other), aside=rest & ~other, trump=7, to_play=0, leader=0
+    )
+    row, consts = E.from_state(state, config), E.setup(config)
+    picks = set()
+    for seed in range(1, 40):
+        action = U.policy(row, consts, np.array([seed], dtype=np.uint64))
+        assert action == rollout_policy(state, Fed(uniforms(seed, 64)))
+        picks.add(action)
+    assert ROLL not in picks and len(picks) > 2 and max(picks) < PLAY
