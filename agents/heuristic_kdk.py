@@ -883,15 +883,18 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     if len(legal) == 1:
         return legal[0]
     seen = seen_of_state(state)
-    # A decision is a function of the view and the legal set (up to exact ties), and search
-    # meets the same views again and again: remember them (bounded, cleared when full).
+    # A decision is a function of the view and the legal set up to its exact ties, and search
+    # meets the same views again and again: remember them (bounded, cleared when full), but
+    # not their tie-breaks, which are drawn afresh (as the compiled twin draws them).
     key = (legal, *vars(seen).values())
-    action = _DECISIONS.get(key)
-    if action is None:
+    choice = _DECISIONS.get(key)
+    if choice is None:
         if len(_DECISIONS) >= _MAX_DECISIONS:
             _DECISIONS.clear()
-        action = _DECISIONS[key] = Decision(seen, set(legal), rand).choose()
-    return action
+        choice = _DECISIONS[key] = Decision(seen, set(legal), rand).decide()
+    if isinstance(choice, list):
+        return _pick(choice, [rand.random() for _ in choice])
+    return choice
 
 
 # The search's progressive bias toward this policy's move (``agents/ismcts.py``). A KdK
@@ -904,6 +907,8 @@ rollout_policy.bias = 2.0
 # Even biased, the tree's means stay too noisy to improve on the policy (0.22 against three
 # heuristics): the search races the moves at the root on shared determinisations instead.
 rollout_policy.root = "race"
+# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
+rollout_policy.engine = "agents.rollout_kdk"
 
-_DECISIONS: dict[tuple, int] = {}
+_DECISIONS: dict[tuple, int | list[tuple[int, float]]] = {}
 _MAX_DECISIONS = 1 << 15

@@ -23,14 +23,28 @@ from tablegym.games import observation_of, rules_of
 from tablegym.vector.engine import EngineBackend
 from training.registry import make_agent
 
-# Per game: the tables the positions come from, and games per table (a few thousand
-# decisions each); the Python policy's choices must include every action of COVERS.
+# Per game: the tables the positions and the games on a row come from, and games per table
+# for the positions (a few thousand decisions each); the Python policy's choices must include
+# every action of COVERS. KdK's decisions, with hand-built positions and every candidate's
+# value, are compared in tests/test_rollout_kdk.py.
 TABLES = {
     "kingup": ([{"num_players": n} for n in (3, 4, 5, 6)], 12),
     "updown": (
         [{"num_players": n, "num_rounds": r} for n, r in ((2, 1), (3, 1), (4, 1), (2, 3), (3, 2))]
         + [{"num_players": 4, "num_rounds": 2}],
         14,
+    ),
+    "kdk": (
+        [
+            {"num_players": n, "level": level, "deck_mode": mode, "num_rounds": rounds}
+            for n, level, mode, rounds in (
+                (2, 8, "one_colour", 2),
+                (3, 9, "own_decks", 2),
+                (4, 10, "one_colour", 4),  # slot swaps need a round with slots, without SP
+                (5, 10, "own_decks", 3),
+            )
+        ],
+        0,
     ),
 }
 COVERS = {
@@ -46,6 +60,10 @@ COVERS = {
     },
 }
 TWINS = list(TABLES)
+DECIDED = ["kingup", "updown"]
+# Shorter games for the kernels' tests, and fewer games on a row per table.
+SHORT = {"kdk": {"num_rounds": 2}}
+ROW_GAMES = {"kingup": 4, "updown": 4, "kdk": 2}
 DRAWS = 64  # numbers fed to the Python policy; no decision draws this many
 
 
@@ -82,7 +100,7 @@ def positions(game: str) -> list[tuple[object, object]]:
     return found
 
 
-@pytest.fixture(scope="module", params=TWINS)
+@pytest.fixture(scope="module", params=DECIDED)
 def decisions(request):
     """(game, config, state, Python's action and draws, the twin's action and draws) at every
     position with more than one legal action, one seed each."""
@@ -158,24 +176,19 @@ def check_row(game: str, row: np.ndarray, config, consts) -> object:
     return state
 
 
-def engine_step(game: str, row: np.ndarray, config, action: int, rngs: np.ndarray) -> np.ndarray:
-    """The row after the engine's own batched step (what VectorGame plays) of ``action``."""
-    backend = EngineBackend(game, config, [np.random.SeedSequence(0)])
-    backend.states[0], backend.rngs[0] = row, rngs[0]
-    backend.step(np.array([action]))
-    return backend.states[0]
-
-
 @pytest.mark.parametrize("game", TWINS)
 def test_games_played_on_a_row_follow_the_rules_and_the_engine(game):
+    # At every step the twin's functions say what the rules say of the row's state, and its
+    # apply leaves the row the engine's own batched step (what VectorGame plays) leaves.
     rules, twin = rules_of(game), twin_of(game)
     tables, _ = TABLES[game]
     rng = np.random.default_rng(1)
-    ends = 0
+    ends, phases = 0, set()
     for options in tables:
         config = rules.make_config(**options)
         consts = twin.ENGINE.setup(config)
-        for g in range(4):
+        stepper = EngineBackend(game, config, [np.random.SeedSequence(0)])
+        for g in range(ROW_GAMES[game]):
             row = twin.ENGINE.from_state(rules.initial_state(config, rng), config)
             rngs = np.array([seed_of(rng)], dtype=np.uint64)
             state = check_row(game, row, config, consts)
@@ -185,13 +198,15 @@ def test_games_played_on_a_row_follow_the_rules_and_the_engine(game):
                 if g % 2:  # the policy's moves (its choices are checked above), else random
                     action = twin.policy(row, consts, rngs)
                 assert action in legal
-                stepped = engine_step(game, row, config, action, rngs)
+                stepper.states[0], stepper.rngs[0] = row, rngs[0]
+                stepper.step(np.array([action]))
                 twin.apply(row, consts, action, rngs)
                 if not twin.is_over(row):  # at the end the engine deals a new game
-                    np.testing.assert_array_equal(row, stepped)
+                    np.testing.assert_array_equal(row, stepper.states[0])
                 state = check_row(game, row, config, consts)
+                phases.add(state.phase)
             ends += 1
-    assert ends == 4 * len(tables)
+    assert ends == ROW_GAMES[game] * len(tables) and phases == set(rules.Phase)
 
 
 # -- the kernels ---------------------------------------------------------------------------------
@@ -220,7 +235,7 @@ def test_compiled_values_are_the_searchs():
 def start_of(game: str, seed: int, steps: int):
     """(rules, config, state) after ``steps`` moves of the Python policy from a deal."""
     rules, policy = rules_of(game), rollout_policy(game)
-    config = rules.make_config(num_players=4)
+    config = rules.make_config(num_players=4, **SHORT.get(game, {}))
     rng, rand = np.random.default_rng(seed), random.Random(seed)
     state = rules.initial_state(config, rng)
     for _ in range(steps):
@@ -246,7 +261,7 @@ def python_play_out(twin, row: np.ndarray, consts, rngs: np.ndarray, n: int, cut
 @pytest.mark.parametrize("game", TWINS)
 def test_play_out_and_race_play_as_the_python_loop(game, cutoff):
     rules, twin, policy = rules_of(game), twin_of(game), rollout_policy(game)
-    config = rules.make_config(num_players=4)
+    config = rules.make_config(num_players=4, **SHORT.get(game, {}))
     consts = twin.ENGINE.setup(config)
     rng, rand = np.random.default_rng(5), random.Random(5)
     # Every 7th position of two games and the last few, where a cutoff meets the game's end.
@@ -308,7 +323,7 @@ def test_a_race_through_engine_rollouts_pairs_its_moves(game):
 @pytest.mark.parametrize("game", TWINS)
 def test_advance_plays_the_other_seats_until_the_seat_is_to_play(game):
     rules, twin = rules_of(game), twin_of(game)
-    config = rules.make_config(num_players=3)
+    config = rules.make_config(num_players=3, **SHORT.get(game, {}))
     consts = twin.ENGINE.setup(config)
     rng = np.random.default_rng(8)
     row = twin.ENGINE.from_state(rules.initial_state(config, rng), config)
