@@ -39,11 +39,11 @@ ROLLOUT_POLICIES = {
     "updown": "agents.heuristic_updown:rollout_policy",
     "kdk": "agents.heuristic_kdk:rollout_policy",
 }
-# Simulations of a bare ``ismcts`` spec: about 0.15-0.3 s of CPU per decision with the
-# policies above (measured by benchmarks/bench_search.py: about 5,500 simulations/s in King
-# Up!, 3,300 in Up & Down, whose rollouts run to the end of the game, 1,400 rollouts/s in
-# KdK's race, which often stops before its budget).
-DEFAULT_SIMULATIONS = {"kingup": 1000, "updown": 1000, "kdk": 300}
+# Simulations of a bare ``ismcts`` spec: about 0.15-0.25 s of CPU per decision on the engine
+# (the search's default "numba" backend; measured on heuristic games' decisions, 4 players:
+# King Up! 0.22 s, Up & Down 0.18 s, whose rollouts run to the end of the game, KdK 0.2 s,
+# whose race often stops before its budget).
+DEFAULT_SIMULATIONS = {"kingup": 3000, "updown": 3000, "kdk": 2000}
 
 
 def load(target: str) -> Any:
