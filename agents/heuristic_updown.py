@@ -290,6 +290,11 @@ _FUTURE = tuple(
 ROLLOUT_AGGRESSION = 1.5
 # What a card kept for later is worth, per unit of future value (the agent's ``keep``).
 ROLLOUT_KEEP = 0.05
+# What spoiling one unseen card an opponent could win with is worth, per card I hold: the same
+# value in an opponent's own suit, or any unseen trump for my trump ("A trick" 3a). As a player
+# against three heuristics (4 players, 4,000 games each on seeds 11 and 12) 0.4 won 0.262 and
+# 0.244 of the games, 0 won 0.223 and 0.226; 0.3, 0.5 and 0.6 about 0.248, 1.5 0.227, 3 0.200.
+ROLLOUT_DENY = 0.4
 
 
 def rollout_policy(state: Any, rand: random.Random) -> int:
@@ -297,8 +302,9 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
 
     Card choice: the card with the best chance to take the trick and the pot (a trump or an
     own-suit card, spoiled by each unseen card of the same value, each unseen trump and each
-    better unseen card of an opponent's own suit), less what it is worth kept; a seat that
-    cannot win throws its cheapest card. Leader: the rule change under which its best card
+    better unseen card of an opponent's own suit), less what it is worth kept, plus what it
+    spoils for the others (``ROLLOUT_DENY``); a seat that cannot win throws its cheapest card
+    or the one that spoils the most. Leader: the rule change under which its best card
     is strongest (ROLL judged on one sampled new trump, as the dice will decide anyway).
     """
     p = state.to_play
@@ -315,10 +321,15 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
         chances = _win_chances(cards, state.side, suits, p, trump, unseen, hold)
         keep = ROLLOUT_KEEP if hold > 1 else 0.0
         stake = 1.0 + state.pot
+        t = trump - MIN_VALUE
+        trumps = (unseen & _VALUE_CARDS[t]).bit_count()
+        others = [unseen >> (s * NUM_VALUES) for q, s in enumerate(suits) if q != p]
         best, best_v = 0, -1e9
         for c, chance in zip(cards, chances):
             i = _CARD[c][0]
-            v = stake * chance - keep * _FUTURE[i][i == trump - MIN_VALUE] + rand.random() * 1e-9
+            spoiled = trumps if i == t else sum(m >> i & 1 for m in others)
+            v = stake * chance - keep * _FUTURE[i][i == t] + ROLLOUT_DENY * spoiled / hold
+            v += rand.random() * 1e-9
             if v > best_v:
                 best, best_v = c, v
         return PLAY + best

@@ -62,7 +62,7 @@ from numba import njit
 from agents import engine_rollout as G
 from agents import heuristic_updown as H
 from agents.engine_rollout import uniform
-from agents.heuristic_updown import ROLLOUT_AGGRESSION, ROLLOUT_KEEP
+from agents.heuristic_updown import ROLLOUT_AGGRESSION, ROLLOUT_DENY, ROLLOUT_KEEP
 from tablegym.numba_cache import drop_stale
 from updown_env import engine as E
 from updown_env import rules as R
@@ -160,6 +160,16 @@ def _win_chance(c, unseen, rules):
     return exp(scale * threats)
 
 
+@njit(cache=True, inline="always")
+def _spoiled(i, rules):
+    """How many unseen cards a card of value index ``i`` would spoil for the others: every
+    unseen trump for my trump, else those of its value in the opponents' own suits."""
+    t, trumps, mine, o0, o1, o2, side, scale = rules
+    if i == t:
+        return trumps
+    return (o0 >> i & 1) + (o1 >> i & 1) + (o2 >> i & 1)
+
+
 @njit(cache=True)
 def _best_chance(hand, unseen, rules):
     """``max(_win_chances(...))`` over the cards of ``hand`` (not empty)."""
@@ -195,7 +205,13 @@ def policy(st, consts, rngs):
             m &= m - 1
             i = CARD[c, 0]
             chance = _win_chance(c, unseen, rules)
-            v = stake * chance - keep * FUTURE[i, 1 if i == t else 0] + uniform(rngs) * 1e-9
+            spoiled = _spoiled(i, rules)
+            v = (
+                stake * chance
+                - keep * FUTURE[i, 1 if i == t else 0]
+                + ROLLOUT_DENY * spoiled / hold
+            )
+            v += uniform(rngs) * 1e-9
             if v > best_v:
                 best, best_v = c, v
         return PLAY + best

@@ -13,7 +13,8 @@ Three parts (``--parts``, default all), each per game (``--game``, default all t
     ROLLOUT_POLICIES``), timed on every decision of ``--policy-games`` games in which it
     plays every seat, alone and with the readable rules' step; and of its compiled twin
     (``agents/engine_rollout.py``) with the engine's step, playing whole games inside numba
-    (50 times as many games).
+    (50 times as many games). Also the policy's strength as a player: its win rate against
+    three heuristics over ``--policy-strength-games`` games, its seat rotating.
 ``speed``
     Simulations per second of the search, three ways: *before*, the search as the baseline
     shipped it (uniform random rollouts, every seat's move in the tree, for the games that
@@ -99,6 +100,35 @@ def policy_speed(game: str, games: int, seed: int) -> tuple[float, float, int]:
             stepped += time.process_time() - start
             decisions += 1
     return 1e6 * spent / decisions, 1e6 * stepped / decisions, decisions
+
+
+def policy_strength(game: str, games: int, seed: int) -> tuple[float, tuple[float, float]]:
+    """Win rate and its 95% interval of the rollout policy as a player against three
+    heuristics, 4 players, its seat rotating from game to game (it reads only its own seat's
+    view of the state, as the observation-based heuristics do of theirs)."""
+    rules, obs = rules_of(game), observation_of(game)
+    policy = catalog.rollout_policy(game)
+    config = rules.make_config(**SEARCH_OPTIONS)
+    rng, rand = np.random.default_rng(seed), random.Random(seed)
+    heuristics = [make_agent("heuristic", game, seed=seed + s) for s in range(4)]
+    wins = 0.0
+    for g in range(games):
+        seat = g % 4
+        for s, agent in enumerate(heuristics):
+            agent.reset(s)
+        state = rules.initial_state(config, rng)
+        while not rules.is_terminal(state):
+            p, legal = state.to_play, rules.legal_actions(state)
+            if p == seat:
+                action = policy(state, rand)
+            else:
+                mask = np.zeros(rules.NUM_ACTIONS, np.int8)
+                mask[list(legal)] = 1
+                action = heuristics[p].act(obs.encode(state, p), mask)
+            state = rules.apply_action(state, action, rng)
+        won = rules.winners(state)
+        wins += (seat in won) / len(won)
+    return wins / games, wilson(wins, games)
 
 
 def twin_speed(game: str, games: int, seed: int) -> tuple[float, int] | None:
@@ -203,6 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=20261124, help="strength: fresh, not tuned on")
     p.add_argument("--time-limit", type=float, default=0.5, help="seconds per decision")
     p.add_argument("--policy-games", type=int, default=20)
+    p.add_argument("--policy-strength-games", type=int, default=400)
     p.add_argument("--positions", type=int, default=30)
     p.add_argument("--speed-sims", type=int, default=50)
     p.add_argument("--repeats", type=int, default=3, help="speed: interleaved repeats")
@@ -222,7 +253,8 @@ def main(argv: list[str] | None = None) -> None:
         help="strength: the opponents to play (ppo only where --ppo names a policy)",
     )
     args = p.parse_args(argv)
-    for name in ("games", "policy_games", "positions", "speed_sims", "chunk", "repeats"):
+    names = ("games", "policy_games", "policy_strength_games", "positions", "speed_sims")
+    for name in (*names, "chunk", "repeats"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.first_chunk < 0:
@@ -243,6 +275,12 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"{game:7s} rollout policy: {us:7.1f} µs/decision, {with_step:7.1f} with the "
                 f"rules' step, over {n} decisions",
+                flush=True,
+            )
+            rate, (lo, hi) = policy_strength(game, args.policy_strength_games, seed=1)
+            print(
+                f"{game:7s} rollout policy as a player vs 3 heuristics: win rate {rate:.3f} "
+                f"[{lo:.3f}, {hi:.3f}] (fair 0.250) in {args.policy_strength_games} games",
                 flush=True,
             )
             twin = twin_speed(game, TWIN_GAMES * args.policy_games, seed=1)

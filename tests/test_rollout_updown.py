@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from helpers import Fed
 
+from agents import heuristic_updown as H
 from agents import rollout_updown as U
 from agents.engine_rollout import uniforms
 from agents.heuristic_updown import rollout_policy
@@ -33,3 +34,33 @@ def test_a_leader_holding_every_trump_keeps_them():
         assert action == rollout_policy(state, Fed(uniforms(seed, 64)))
         picks.add(action)
     assert ROLL not in picks and len(picks) > 2 and max(picks) < PLAY
+
+
+def test_a_card_that_cannot_win_spoils_an_opponents_card(monkeypatch):
+    # Seat 0 chooses between a 5 of the suit nobody owns and the 9 of seat 1's own suit; with
+    # 7 the trump neither can win, and both are worth as much kept (as far from 7). The 5
+    # spoils seat 1's unseen own-suit 5 ("A trick" 3a); nothing can spoil a 9 of seat 1's
+    # suit, as seat 0 holds it. Both policies throw the 5; without the deny term it is a coin.
+    config = R.make_config(num_players=2)
+    state = R.initial_state(config, np.random.default_rng(0))
+    mine, theirs = R.own_suits(state)
+    free = next(s for s in range(R.NUM_SUITS) if s not in (mine, theirs))
+    five, nine = R.card_id(free, 5), R.card_id(theirs, 9)
+    rest = [c for c in range(R.NUM_CARDS) if c not in (five, nine)]
+    state = state._replace(
+        phase=R.Phase.CHOOSE,
+        hands=(1 << five | 1 << nine, 1 << rest[0] | 1 << rest[1]),
+        aside=sum(1 << c for c in rest[2:]),
+        played=(0, 0),
+        trump=7,
+        to_play=0,
+        leader=0,
+        pot=0,
+    )
+    row, consts = E.from_state(state, config), E.setup(config)
+    for seed in range(1, 20):
+        assert rollout_policy(state, Fed(uniforms(seed, 8))) == PLAY + five
+        assert U.policy(row, consts, np.array([seed], dtype=np.uint64)) == PLAY + five
+    monkeypatch.setattr(H, "ROLLOUT_DENY", 0.0)
+    picks = {rollout_policy(state, Fed(uniforms(seed, 8))) for seed in range(1, 20)}
+    assert picks == {PLAY + five, PLAY + nine}
