@@ -318,12 +318,11 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     suits = own_suits(state)
     trump = state.trump
     if state.phase is Phase.CHOOSE:
-        chances = _win_chances(cards, state.side, suits, p, trump, unseen, hold)
+        counts = _unseen_counts(suits, p, trump, unseen)
+        chances = _win_chances(cards, state.side, suits[p], counts, unseen, hold)
         keep = ROLLOUT_KEEP if hold > 1 else 0.0
         stake = 1.0 + state.pot
-        t = trump - MIN_VALUE
-        trumps = (unseen & _VALUE_CARDS[t]).bit_count()
-        others = [unseen >> (s * NUM_VALUES) for q, s in enumerate(suits) if q != p]
+        t, trumps, others = counts
         best, best_v = 0, -1e9
         for c, chance in zip(cards, chances):
             i = _CARD[c][0]
@@ -345,7 +344,8 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
             choices.append((rotate_action(suit), side, turned, trump))
     best, best_v = FLIP, -1e9
     for a, side2, suits2, trump2 in choices:
-        v = max(_win_chances(cards, side2, suits2, p, trump2, unseen, hold))
+        counts = _unseen_counts(suits2, p, trump2, unseen)
+        v = max(_win_chances(cards, side2, suits2[p], counts, unseen, hold))
         v += rand.random() * 1e-9
         if v > best_v:
             best, best_v = a, v
@@ -371,25 +371,34 @@ def _cards(mask: int) -> list[int]:
     return out
 
 
+def _unseen_counts(
+    suits: tuple[int, ...], p: int, trump: int, unseen: int
+) -> tuple[int, int, list[int]]:
+    """What seat ``p`` counts among the cards it has not seen under one rule set: the trump's
+    value index, the unseen trumps, and per opponent its unseen own-suit cards that are not
+    trumps (bit ``i`` for value index ``i``)."""
+    t = trump - MIN_VALUE
+    no_trump = _SUIT_BITS & ~(1 << t)
+    others = [unseen >> (s * NUM_VALUES) & no_trump for q, s in enumerate(suits) if q != p]
+    return t, (unseen & _VALUE_CARDS[t]).bit_count(), others
+
+
 def _win_chances(
     cards: list[int],
     side: int,
-    suits: tuple[int, ...],
-    p: int,
-    trump: int,
+    mine: int,
+    counts: tuple[int, int, list[int]],
     unseen: int,
     hold: int,
 ) -> list[float]:
-    """Per card of seat ``p``, a rough chance to take the trick ("A trick" 3), 0 if it cannot.
+    """Per card of a seat whose own suit is ``mine``, a rough chance to take the trick ("A
+    trick" 3), 0 if it cannot, from its ``_unseen_counts``.
 
-    Spoilers counted among the cards ``p`` has not seen: the same value (3a), a trump (3c),
+    Spoilers counted among the cards the seat has not seen: the same value (3a), a trump (3c),
     a better card of an opponent's own suit; each is played about ``1 / hold`` of the time.
     """
-    t = trump - MIN_VALUE
-    trumps = (unseen & _VALUE_CARDS[t]).bit_count()
-    no_trump = _SUIT_BITS & ~(1 << t)
-    others = [unseen >> (s * NUM_VALUES) & no_trump for q, s in enumerate(suits) if q != p]
-    better, mine = _BETTER[side], suits[p]
+    t, trumps, others = counts
+    better = _BETTER[side]
     scale = -ROLLOUT_AGGRESSION / hold
     out = []
     for c in cards:

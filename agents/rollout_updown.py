@@ -120,7 +120,7 @@ drop_stale(__file__, E, G, H, R)
 
 @njit(cache=True, inline="always")
 def _rules(prm, p, side, orientation, trump, unseen, hold):
-    """What ``_win_chances`` counts once per rule set: the trump's value index, the unseen
+    """What ``_unseen_counts`` counts once per rule set: the trump's value index, the unseen
     trumps, seat p's suit, the opponents' unseen own-suit cards that are not trumps (one mask
     per opponent, 0 for absent seats), the side and the exponent's scale."""
     t = trump - MIN_VALUE
