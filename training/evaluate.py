@@ -4,11 +4,14 @@ Usage (from the repository root)::
 
     python training/evaluate.py --game kingup --agents heuristic random random random \\
         --games 400 --seed 0 --workers 2 --out runs/eval/kingup_heuristic.json
+    python training/evaluate.py --game kingup --crosstable heuristic random ismcts:50 \\
+        --games 200 --seed 0 --out runs/eval/kingup_crosstable.json
 
 Python::
 
-    from training.evaluate import evaluate
+    from training.evaluate import crosstable, evaluate
     result = evaluate("kingup", ["heuristic", "random", "random", "random"], games=400, seed=0)
+    table = crosstable("kingup", ["heuristic", "random", "ismcts:50"], games=200, seed=0)
 
 How a tournament is played
     One spec per seat (``agents``; see ``training/registry.py``), so the number of specs is the
@@ -49,6 +52,21 @@ What is reported, per distinct spec (seats with the same spec are pooled)
     in order (a spec in several seats of one game gets the mean of its seats' updates);
     ``sec_per_move``: mean thinking time over the spec's moves; ``sec_per_decision``: the
     same over the moves where more than one action was legal (forced moves take no time).
+
+Crosstables (``--crosstable SPEC SPEC ...``, ``crosstable(game, specs, games, seed)``)
+    Every ordered pair ``(i, j)`` of the distinct specs plays ``games`` games (rounded up to
+    rotations) in the lineup "spec ``i`` in one seat, spec ``j`` in every other seat" at a table
+    of ``--num-players`` seats (default: the game's usual count; with 2 players, plain head to
+    head, ``(i, j)`` and ``(j, i)`` on different deals). Each pair is a tournament as above, so
+    its deals are duplicate: every deal is played ``n`` times with spec ``i`` in each seat once.
+    The games of pair ``(i, j)`` are seeded by ``(seed, i, j)``. A pair is played batched
+    (``--batch``, 256 slots unless given) when both its specs act in batch, else on ``raw_env``
+    with ``--workers``. Reported: ``matrix[i][j]``, the win rate of spec ``i`` alone against
+    spec ``j`` (None on the diagonal; compare it with ``fair_share`` = 1/n), ``ci`` its Wilson
+    interval, ``games_played``, ``mean_win_rate`` (a spec's row), ``ratings`` (OpenSkill
+    Plackett-Luce over all the pairs' games in pair order) and each pair's games (``pairs``).
+    ``--out FILE.json`` writes the result and ``FILE.png``, a heat map centred on the fair
+    share; no ``--record``.
 
 Action logs
     ``evaluate(..., keep_actions=True)`` adds each game's ``actions`` to its record in
@@ -106,7 +124,7 @@ if __package__ in (None, ""):
 
 from agents.base import GameView  # noqa: E402
 from tablegym.cli import OneLineParser  # noqa: E402
-from tablegym.games import GAMES, check_game, env_class  # noqa: E402
+from tablegym.games import DEFAULT_PLAYERS, GAMES, check_game, env_class  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
 from tablegym.records import append_record, check_writable, make_record, write_record  # noqa: E402
 from tablegym.vector import VectorGame, random_actions  # noqa: E402
@@ -572,10 +590,14 @@ def evaluate(
     progress: bool = False,
     keep_actions: bool = False,
     batch: int = 0,
+    *,
+    made: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play a seat-rotated tournament and return metadata, per-spec statistics and games.
 
     ``batch`` > 0 plays ``batch`` games at a time on the batched engine (see "Batched play").
+    ``made``: agents already built for these options, per spec (a crosstable builds each once;
+    loading a trained policy takes about a second).
     """
     options = dict(options or {})
     check_game(game)
@@ -587,7 +609,9 @@ def evaluate(
         raise ValueError(f"games must be >= 1; got {games}")
     env_class(game)(**options)  # validate the options before starting any worker
     # Fail fast on a bad spec, a missing file, a wrong model.
-    made = {spec: _make(spec, game, options) for spec in dict.fromkeys(agents)}
+    given, made = made or {}, {}
+    for spec in dict.fromkeys(agents):
+        made[spec] = given[spec] if spec in given else _make(spec, game, options)
     specs = list(made)
     policies = _batched(batch, made, game, keep_actions)
     jobs = make_jobs(game, agents, games, seed, options, keep_actions)
@@ -636,6 +660,93 @@ def _batched(
             f"rllib:DIR); {unable!r} does not"
         )
     return policies
+
+
+# -- crosstables --------------------------------------------------------------------------
+
+
+def crosstable(
+    game: str,
+    specs: Sequence[str],
+    games: int,
+    seed: int,
+    options: dict[str, Any] | None = None,
+    batch: int = 256,
+    workers: int = 1,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Every ordered pair of specs, one alone against the other in every other seat; see
+    "Crosstables"."""
+    options = dict(options or {})
+    check_game(game)
+    options.setdefault("num_players", DEFAULT_PLAYERS[game])
+    for name, value, low in (("games", games, 1), ("seed", seed, 0), ("batch", batch, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"crosstable: {name} must be an integer >= {low}; got {value!r}")
+    env_class(game)(**options)  # validate the options before any game
+    try:
+        made = crosstable_agents(game, specs, options)
+    except ValueError as err:
+        raise ValueError(f"crosstable: {err}") from None
+    names, n = list(made), options["num_players"]
+    k = len(names)
+    matrix: list[list[float | None]] = [[None] * k for _ in range(k)]
+    ci: list[list[list[float] | None]] = [[None] * k for _ in range(k)]
+    played: list[list[int | None]] = [[None] * k for _ in range(k)]
+    pairs, records = [], []
+    t0 = time.perf_counter()
+    for i, j in ((i, j) for i in range(k) for j in range(k) if i != j):
+        lineup = [names[i]] + [names[j]] * (n - 1)
+        pair = {names[i]: made[names[i]], names[j]: made[names[j]]}
+        # Batched where both can; a pair with a raw_env-only agent plays on the workers.
+        slots = batch if batch and batch_policies(pair, game) is not None else 0
+        pair_seed = int(np.random.SeedSequence([seed, i, j]).generate_state(1)[0])
+        result = evaluate(
+            game, lineup, games, pair_seed, workers, options, progress, batch=slots, made=pair
+        )
+        alone = next(row for row in result["agents"] if row["spec"] == names[i])
+        matrix[i][j], ci[i][j] = alone["win_rate"], alone["win_rate_ci"]
+        played[i][j] = result["games"]
+        pairs.append(
+            {"row": i, "col": j, "seed": pair_seed, "batch": slots, "results": result["results"]}
+        )
+        records += result["results"]
+    rated = ratings(records, names)
+    return {
+        "game": game,
+        "options": options,
+        "specs": names,
+        "games": games,
+        "seed": seed,
+        "fair_share": 1.0 / n,
+        "matrix": matrix,
+        "ci": ci,
+        "games_played": played,
+        "mean_win_rate": [float(np.mean([x for x in row if x is not None])) for row in matrix],
+        "ratings": [
+            {"spec": s, "mu": rated[s].mu, "sigma": rated[s].sigma, "ordinal": rated[s].ordinal()}
+            for s in names
+        ],
+        "pairs": pairs,
+        "run": {"batch": batch, "workers": workers, "seconds": time.perf_counter() - t0},
+    }
+
+
+def crosstable_agents(game: str, specs: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
+    """The distinct specs, in order, each to the agent it makes; ValueError if fewer than 2 or
+    one cannot be built."""
+    if isinstance(specs, str):  # a lone string would read as its letters
+        specs = [specs]
+    names = list(dict.fromkeys(specs))
+    if len(names) < 2:
+        raise ValueError(f"needs at least 2 distinct specs; got {list(specs)}")
+    made = {}
+    for spec in names:
+        try:
+            made[spec] = _make(spec, game, options)
+        except (ValueError, FileNotFoundError) as err:
+            raise ValueError(str(err)) from None
+    return made
 
 
 # -- outputs ------------------------------------------------------------------------------
@@ -708,6 +819,84 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def write_crosstable(result: dict[str, Any], out: Path) -> list[Path]:
+    """Write a :func:`crosstable` result to ``out`` (JSON) and its heat map beside it (PNG)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    png_path = out.with_suffix(".png")
+    draw_crosstable(result).savefig(png_path, dpi=100)
+    return [out, png_path]
+
+
+def draw_crosstable(result: dict[str, Any], ax: Axes | None = None) -> Figure:
+    """Heat map of a crosstable: win rate and Wilson interval per cell, coloured about the fair
+    share; its Figure (a bare one, as :func:`draw_win_rates` makes, unless ``ax`` is given)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
+
+    names, fair = result["specs"], result["fair_share"]
+    k = len(names)
+    if ax is None:
+        ax = Figure(figsize=(1.5 * k + 3.5, 1.1 * k + 2.2), layout="tight").subplots()
+    values = np.ma.masked_invalid(
+        np.array([[np.nan if x is None else x for x in row] for row in result["matrix"]])
+    )
+    norm = TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0)
+    # Grey on the diagonal: a spec does not play itself.
+    cmap = colormaps["RdBu"].with_extremes(bad="0.85")
+    image = ax.imshow(values, cmap=cmap, norm=norm)
+    for i in range(k):
+        for j in range(k):
+            if i == j:
+                continue
+            rate, (lo, hi) = result["matrix"][i][j], result["ci"][i][j]
+            # White text on the deep ends of the colormap, black in the pale middle.
+            colour = "white" if abs(norm(rate) - 0.5) > 0.3 else "black"
+            text = f"{rate:.2f}\n[{lo:.2f},{hi:.2f}]"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+    labels = [_short(name) for name in names]
+    ax.set_xticks(range(k), labels, rotation=30, ha="right")
+    ax.set_yticks(range(k), labels)
+    ax.set_xlabel("spec in every other seat")
+    ax.set_ylabel("spec alone")
+    played = max(x for row in result["games_played"] for x in row if x is not None)
+    n = result["options"]["num_players"]
+    ax.set_title(
+        f"{result['game']}, {n} players: win rate of the spec alone\n"
+        f"{played} games per pair, seed {result['seed']}"
+    )
+    ax.figure.colorbar(image, ax=ax, label=f"win rate (fair share {fair:.2f})")
+    return ax.figure
+
+
+def _short(spec: str, width: int = 28) -> str:
+    """A spec cut to ``width`` characters from the left (model paths are long; names end them)."""
+    return spec if len(spec) <= width else "..." + spec[-(width - 3) :]
+
+
+def crosstable_table(result: dict[str, Any]) -> str:
+    """A plain-text crosstable (row spec alone against the column spec) and the ratings."""
+    names, k = result["specs"], len(result["specs"])
+    played = max(x for row in result["games_played"] for x in row if x is not None)
+    width = max(len(name) for name in names) + 5
+    lines = [
+        f"{result['game']} {result['options']}: {played} games per pair, seed {result['seed']}, "
+        f"fair share {result['fair_share']:.3f}",
+        "win rate of the row spec alone against the column spec in every other seat",
+        " " * width + "".join(f"{f'[{j}]':>8}" for j in range(k)) + f"{'mean':>8}",
+    ]
+    for i, name in enumerate(names):
+        label = f"[{i}] {name}"
+        cells = "".join("       -" if x is None else f"{x:>8.3f}" for x in result["matrix"][i])
+        lines.append(f"{label:<{width}}{cells}{result['mean_win_rate'][i]:>8.3f}")
+    lines.append(f"{'ratings (OpenSkill, all games)':<{width}}{'mu':>8}{'sigma':>8}{'ordinal':>9}")
+    for i, r in enumerate(result["ratings"]):
+        label = f"[{i}] {r['spec']}"
+        lines.append(f"{label:<{width}}{r['mu']:>8.2f}{r['sigma']:>8.2f}{r['ordinal']:>9.2f}")
+    return "\n".join(lines)
+
+
 # -- CLI ----------------------------------------------------------------------------------
 
 
@@ -723,33 +912,54 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line; see the module docstring."""
     p = OneLineParser(prog="tablegym-evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", required=True, choices=list(GAMES), help="game to play")
-    p.add_argument(
-        "--agents", nargs="+", required=True, metavar="SPEC",
+    lineup = p.add_mutually_exclusive_group(required=True)
+    lineup.add_argument(
+        "--agents", nargs="+", metavar="SPEC",
         help="one agent spec per seat: random, heuristic, ismcts:N, ppo:PATH, rllib:DIR",
     )  # fmt: skip
-    p.add_argument("--games", type=int, default=100, help="games (rounded up to rotations)")
+    lineup.add_argument(
+        "--crosstable", nargs="+", metavar="SPEC",
+        help="instead of --agents, two or more specs: each plays alone in one seat against "
+        "each other in every other seat, on duplicate deals; prints the win-rate matrix and "
+        "ratings (--games per pair, --batch 256 unless given)",
+    )  # fmt: skip
+    p.add_argument("--games", type=int, default=100,
+                   help="games (rounded up to rotations); per pair with --crosstable")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed of the whole tournament")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
-    p.add_argument("--num-players", type=int, help="players; default: number of agents")
+    p.add_argument(
+        "--num-players", type=int,
+        help="players; default: number of agents (--crosstable: the game's usual count)",
+    )  # fmt: skip
     p.add_argument("--option", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="game option, repeatable (e.g. level=8)")  # fmt: skip
-    p.add_argument("--out", type=Path, help="write FILE.json, FILE.csv and FILE.png")
+    p.add_argument("--out", type=Path, help="write FILE.json, FILE.csv and FILE.png "
+                   "(--crosstable: FILE.json and its heat map FILE.png)")  # fmt: skip
     p.add_argument("--record", type=Path, metavar="DIR|FILE.jsonl",
-                   help="game records: a file per game in DIR, or one .jsonl file")  # fmt: skip
+                   help="game records: a file per game in DIR, or one .jsonl file "
+                   "(not with --crosstable)")  # fmt: skip
     p.add_argument(
-        "--batch", type=int, default=0, metavar="SLOTS",
+        "--batch", type=int, default=None, metavar="SLOTS",
         help="play SLOTS games at a time on the batched engine (agents random, heuristic, "
-        "ppo:PATH, rllib:DIR; no --record); 0: one game per worker on raw_env",
+        "ppo:PATH, rllib:DIR; no --record); 0: one game per worker on raw_env (default: 0; "
+        "with --crosstable 256, the pairs of agents that cannot act in batch on the workers)",
     )  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
 
 
 def check_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The game options; ValueError naming the option at fault (nothing is played or written)."""
+    """The game options; ValueError naming the option at fault (nothing is played or written).
+
+    Sets ``args.batch`` when not given: 256 with ``--crosstable``, else 0.
+    """
+    if args.batch is None:
+        args.batch = 256 if args.crosstable is not None else 0
     options = dict(args.option)
     if args.num_players is not None:
         options["num_players"] = args.num_players
+    if args.crosstable is not None:
+        return _check_crosstable_args(args, options)
     n = options.setdefault("num_players", len(args.agents))
     if n != len(args.agents):
         raise ValueError(
@@ -785,6 +995,33 @@ def check_args(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _check_crosstable_args(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
+    """check_args for ``--crosstable``: its game options, or ValueError naming the option."""
+    if args.record is not None:
+        raise ValueError(
+            "--record: a crosstable keeps no game records; record one pairing with --agents"
+        )
+    for name, value, low in (("--games", args.games, 1), ("--workers", args.workers, 1),
+                             ("--seed", args.seed, 0), ("--batch", args.batch, 0)):  # fmt: skip
+        if value < low:
+            raise ValueError(f"{name} must be an integer >= {low}; got {value}")
+    options.setdefault("num_players", DEFAULT_PLAYERS[args.game])
+    try:
+        env_class(args.game)(**options)
+    except ValueError as err:
+        given = args.num_players is not None and str(err).startswith("num_players")
+        flag = "--num-players" if given else "--option"
+        raise ValueError(f"{flag}: {err}") from None
+    try:
+        crosstable_agents(args.game, args.crosstable, options)
+    except ValueError as err:
+        raise ValueError(f"--crosstable: {err}") from None
+    if args.out is not None:
+        for path in (args.out, args.out.with_suffix(".png")):
+            check_writable(path, "--out")
+    return options
+
+
 def write_records(result: dict[str, Any], where: Path) -> Path:
     """Each game of ``result`` (played with ``keep_actions``) as a record; see ``--record``."""
     records = [
@@ -808,6 +1045,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the CLI; returns the result dict."""
     args = build_parser().parse_args(argv)
     options = check_args(args)
+    if args.crosstable is not None:
+        result = crosstable(
+            args.game, args.crosstable, args.games, args.seed, options, batch=args.batch,
+            workers=args.workers, progress=not args.no_progress,
+        )  # fmt: skip
+        print(crosstable_table(result))
+        if args.out:
+            for path in write_crosstable(result, args.out):
+                print(f"wrote {path}")
+        return result
     result = evaluate(
         args.game, args.agents, args.games, args.seed, args.workers, options,
         progress=not args.no_progress, keep_actions=args.record is not None, batch=args.batch,
