@@ -326,7 +326,8 @@ def test_cli_reports_a_bad_spec_in_one_line():
     assert proc.returncode == 1
     assert proc.stderr.strip() == (
         "error: --agents: unknown agent spec 'expert'; known specs: random, heuristic, ismcts, "
-        "ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH, rllib:DIR"
+        "ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:GAME (the game's built-in bot), "
+        "ppo:PATH, rllib:DIR"
     )
 
 

@@ -151,6 +151,7 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
         policy.parameters(), lr=model.lr_schedule(1.0), **policy.optimizer_kwargs
     )
     model.num_timesteps = meta.get("num_timesteps", model.num_timesteps)
+    model._last_obs = None  # the training env's last batch of observations: half the file
     dst = Path(dst)
     save_atomic(model, dst, {k: v for k, v in meta.items() if k != "num_timesteps"})
     return dst

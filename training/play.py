@@ -6,8 +6,9 @@ Usage::
         --record runs/games/kingup_3.json
 
 One spec per seat: ``human`` or any spec of ``training/registry.py`` (``random``,
-``heuristic``, ``ismcts:N``, ``ppo:PATH``). The number of specs is the number of players
-(``--num-players`` may repeat it; other game options go through ``--option KEY=VALUE``).
+``heuristic``, ``ismcts:N``, ``ppo:PATH``, or ``ppo:GAME`` for the game's built-in trained
+bot). The number of specs is the number of players (``--num-players`` may repeat it; other
+game options go through ``--option KEY=VALUE``).
 
 A human seat sees the position from its own seat (``render.to_text(state, viewer=seat)``: its
 hand or favourites and the public state, never another seat's hidden cards) and its legal

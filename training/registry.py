@@ -8,12 +8,16 @@ spec               agent
 ``ismcts``         :class:`agents.ismcts.ISMCTSAgent`, the game's default budget
 ``ismcts:N``       the same with N simulations per move
 ``ismcts:N,K=V``   ... and constructor options, e.g. ``ismcts:200,rollout=random``
-``ppo:PATH``       a trained policy, :func:`training.ppo_agent.load_ppo_agent`
+``ppo:GAME``       the game's built-in bot (``ppo:kingup``, ``ppo:updown``, ``ppo:kdk``),
+                   shipped in its package: :mod:`training.bots`
+``ppo:PATH``       a trained policy, :func:`training.ppo_agent.load_ppo_agent`; a file
+                   named like a game is reached by a path: ``ppo:./kingup``
 ``rllib:DIR``      an RLlib policy, :func:`training.rllib_agent.load_rllib_agent`
 =================  ==============================================================
 
-``options`` go to the agent's constructor, except for ``ppo:PATH`` and ``rllib:DIR``, where
-they are the game options (``num_players`` ...) that the checkpoint is checked against. ``K=V``
+``options`` go to the agent's constructor, except for ``ppo:...`` and ``rllib:DIR``, where
+they are the game options (``num_players`` ...) that the checkpoint is checked against; a
+built-in bot plays only its own game, at the table sizes it was trained at. ``K=V``
 values are read by :func:`tablegym.options.parse_value`, as the ``--option`` flags of the CLIs
 are. The PPO and RLlib loaders are imported only when asked for, so a machine without torch
 (or Ray) builds the other agents.
@@ -29,12 +33,13 @@ from agents import catalog
 from agents.base import Agent
 from agents.ismcts import ISMCTSAgent
 from agents.random_agent import RandomAgent
-from tablegym.games import check_game
+from tablegym.games import GAMES, check_game
 from tablegym.options import parse_key_value
+from training import bots
 
 SPECS = (
-    "random, heuristic, ismcts, ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., ppo:PATH, "
-    "rllib:DIR"
+    "random, heuristic, ismcts, ismcts:N (N simulations), ismcts:N,KEY=VALUE,..., "
+    "ppo:GAME (the game's built-in bot), ppo:PATH, rllib:DIR"
 )
 
 
@@ -88,8 +93,15 @@ def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict
     return ISMCTSAgent(seed=seed, **options)
 
 
-def _make_ppo(path: str, game: str, options: dict) -> Agent:
-    if not Path(path).is_file():
+def _make_ppo(arg: str, game: str, options: dict) -> Agent:
+    path = arg
+    if arg in GAMES:  # a built-in bot; any other argument is a file path
+        if arg != game:
+            raise ValueError(f"ppo:{arg} is the {arg} bot and cannot play {game}; use ppo:{game}")
+        path = str(bots.builtin_bot_path(arg))
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"the built-in {arg} bot is missing: {path}")
+    elif not Path(path).is_file():
         raise FileNotFoundError(f"ppo agent file not found: {path}")
     from training.ppo_agent import load_ppo_agent  # torch and sb3 only when a policy is asked for
 
