@@ -20,7 +20,7 @@ pytest.importorskip("sb3_contrib")
 from training.checkpoints import export_policy, read_meta, save_atomic, training_meta  # noqa: E402
 from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.ppo_agent import load_ppo_agent  # noqa: E402
-from training.train import DEFAULT_MIX, Args, main, parse_args  # noqa: E402
+from training.train import DEFAULT_MIX, LEAGUE_MIX, Args, main, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -66,7 +66,7 @@ def test_cli_run_per_game(game, tmp_path):
     assert list((run / "pool").glob("snap_*.pt"))
     summary = json.loads((run / "summary.json").read_text())
     assert summary["steps"] >= 1024 and summary["samples_per_second"] > 0
-    assert set(summary["final"]) == {"random", "heuristic"}
+    assert set(summary["final"]) == {"random", "heuristic", "pool"}
     assert {"env", "inference", "update", "evaluation"} <= set(summary["time_split"])
     assert sum(summary["time_split"].values()) == pytest.approx(1, abs=0.01)
     # Every opponent kind that decided has its cost; the game's default mix is written out.
@@ -83,7 +83,7 @@ def test_cli_run_per_game(game, tmp_path):
 
 def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     kdk, _ = parse_args(["--game", "kdk"])
-    assert kdk.resolved().opponent_mix == DEFAULT_MIX["kdk"] != DEFAULT_MIX["kingup"]
+    assert kdk.resolved().opponent_mix == DEFAULT_MIX["kdk"] == LEAGUE_MIX
     assert (kdk.warm_start_games(), kdk.warm_start_epochs()) == (500, 5)
     updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
     resolved = updown.resolved()

@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from training.league import League, main_table, selection_score
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 BASELINES = ("random", "heuristic")
+OPPONENTS = (*BASELINES, "pool")  # what each evaluation plays; best.zip is chosen on all
 CURVE_FIELDS = ("step", "opponent", "win_rate", "ci_low", "ci_high", "games", "fair")
 
 
@@ -47,8 +50,11 @@ class TrainingCallback(BaseCallback):
         self.selfplay, self.heuristic = env, heuristic
         self.curve: list[dict[str, Any]] = read_curve(run)
         self.best = max(
-            (r["win_rate"] for r in self.curve if r["opponent"] == "heuristic"), default=-1.0
-        )
+            (selection_score([r for r in self.curve if r["step"] == step])
+             for step in {r["step"] for r in self.curve}),
+            default=-1.0,
+        )  # fmt: skip
+        self.league = League(args, tables, run, heuristic) if args.exploiters > 0 else None
         self._last = {"snapshot": 0, "checkpoint": 0, "eval": 0}
         self._bar: Any = None
         self._deadline = float("inf")
@@ -68,6 +74,9 @@ class TrainingCallback(BaseCallback):
         self._last = dict.fromkeys(self._last, step)
         if not self.selfplay.snapshots:
             self._snapshot()  # the pool is never empty: the starting policy comes first
+        if self.league is not None:
+            first = self.selfplay.snapshots[min(self.selfplay.snapshots)]
+            self.league.start(self.model, copy.deepcopy(first.state_dict()))
         if self.args.progress:
             from tqdm import tqdm
 
@@ -92,6 +101,16 @@ class TrainingCallback(BaseCallback):
         # Returning False ends model.learn() cleanly; finish() then checkpoints and evaluates.
         return time.monotonic() < self._deadline
 
+    def _on_rollout_end(self) -> None:
+        if self.league is not None:
+            self.league.advance(self.model, self.selfplay, self.logger)
+        pfsp = self.selfplay.pfsp
+        if pfsp.entries:
+            rates = [r.rate for r in pfsp.entries.values()]
+            self.logger.record("league/pool_size", len(rates))
+            self.logger.record("league/pool_max_rate", max(rates))
+            self.logger.record("league/pool_mean_rate", float(sum(rates) / len(rates)))
+
     def _on_training_end(self) -> None:
         if self._bar is not None:
             self._bar.close()
@@ -108,6 +127,8 @@ class TrainingCallback(BaseCallback):
         from training.checkpoints import save_atomic
 
         save_atomic(self.model, self.run / "checkpoint.zip", self.meta)
+        if self.league is not None:
+            self.league.save()
 
     def _snapshot(self) -> None:
         import torch
@@ -128,40 +149,64 @@ class TrainingCallback(BaseCallback):
     def _evaluate(self) -> None:
         if self.args.eval_games <= 0:
             return
-        from training.collector import evaluate_batched
         from training.evaluate import wilson
 
         started = time.monotonic()
-        options = self.tables[0]
+        options = main_table(self.tables, self.args.game)
         n, step = options["num_players"], self.num_timesteps
-        for opponent in BASELINES:
-            result = evaluate_batched(
-                self.model.policy, self.args.game, options, opponent, self.args.eval_games,
-                seed=self.args.seed + 7 * step + 1, heuristic=self.heuristic,
-                backend=self.args.backend,
-            )  # fmt: skip
-            low, high = wilson(result["win_rate"] * result["games"], result["games"])
+        rows = []
+        for opponent in OPPONENTS:
+            wins, games = self._play(opponent, options, seed=self.args.seed + 7 * step + 1)
+            low, high = wilson(wins, games)
             row = {
-                "step": step, "opponent": opponent, "win_rate": result["win_rate"],
-                "ci_low": low, "ci_high": high, "games": result["games"], "fair": 1 / n,
+                "step": step, "opponent": opponent, "win_rate": wins / max(games, 1),
+                "ci_low": low, "ci_high": high, "games": games, "fair": 1 / n,
             }  # fmt: skip
-            self.curve.append(row)
+            rows.append(row)
             self.logger.record(f"eval/win_rate_vs_{opponent}", row["win_rate"])
-            message = (
+            self._say(
                 f"step {step}: win rate vs {opponent} {row['win_rate']:.3f} "
                 f"[{low:.3f}, {high:.3f}] (fair {1 / n:.3f})"
             )
-            if self._bar is not None:
-                self._bar.write(message)
-            elif self.args.progress:
-                print(message, flush=True)
-            if opponent == "heuristic" and row["win_rate"] > self.best:
-                from training.checkpoints import save_atomic
+        self.curve.extend(rows)
+        score = selection_score(rows)
+        self.logger.record("eval/selection_score", score)
+        if score > self.best:
+            from training.checkpoints import save_atomic
 
-                self.best = row["win_rate"]
-                save_atomic(self.model, self.run / "best.zip", self.meta)
+            self.best = score
+            save_atomic(self.model, self.run / "best.zip", self.meta)
         write_curve(self.run, self.curve)
         self.eval_seconds += time.monotonic() - started
+
+    def _play(self, opponent: str, options: dict[str, Any], seed: int) -> tuple[float, int]:
+        """Wins and games of the current policy against ``opponent`` in every other seat; the
+        pool's entries take turns, ``--eval-games`` in all."""
+        from training.collector import evaluate_batched, snapshot_player
+
+        games = self.args.eval_games
+        if opponent != "pool":
+            players = [opponent]
+        else:
+            players = [snapshot_player(p) for p in self.selfplay.snapshots.values()]
+        wins = played = 0
+        for k, player in enumerate(players):
+            share = games // len(players) + (k < games % len(players))
+            if share == 0:
+                continue
+            result = evaluate_batched(
+                self.model.policy, self.args.game, options, player, share, seed=seed + k,
+                heuristic=self.heuristic, backend=self.args.backend,
+            )  # fmt: skip
+            wins += result["win_rate"] * result["games"]
+            played += result["games"]
+        return wins, played
+
+    def _say(self, message: str) -> None:
+        if self._bar is not None:
+            self._bar.write(message)
+        elif self.args.progress:
+            print(message, flush=True)
 
     def finish(self, model: Any) -> dict[str, Any]:
         """Final checkpoint, evaluation and plot; the run's summary."""
@@ -201,6 +246,7 @@ class TrainingCallback(BaseCallback):
         parts = {"env": env.seconds_env}
         parts.update({f"opponents_{k}": s for k, s in env.seconds.items() if k != "self"})
         parts.update(model.seconds)
+        parts["league"] = 0.0 if self.league is None else self.league.seconds
         parts["evaluation"] = self.eval_seconds
         parts["other"] = max(0.0, total - sum(parts.values()))
         return {k: round(v / max(total, 1e-9), 4) for k, v in parts.items()}
@@ -273,7 +319,7 @@ def draw_curves(curve: list[dict[str, Any]], game: str, ax: Axes | None = None) 
 
     if ax is None:
         ax = Figure(figsize=(7, 4), layout="tight").subplots()
-    for opponent in BASELINES:
+    for opponent in OPPONENTS:
         rows = [r for r in curve if r["opponent"] == opponent]
         if not rows:
             continue

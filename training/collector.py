@@ -5,9 +5,11 @@ has one, the readable rules core otherwise). Each seat of each game is held by o
 player, drawn when the game is dealt from ``mix`` (one seat is always the learner):
 
 ``self``       the current policy; its decisions are the training samples
-``snapshot``   a frozen earlier policy from the pool (one of them, uniformly)
+``snapshot``   a frozen policy from the pool, one per game, drawn by prioritised fictitious
+               self-play (:class:`PoolStats`: the snapshots that still beat the learner most)
 ``heuristic``  the game's rule-of-thumb agent
 ``random``     a uniformly random legal action
+``fixed``      a fixed external policy (any agent spec that plays in batch, ``--fixed SPEC``)
 
 At every tick each table steps once, and the decisions of each kind are taken in one batched
 call: one torch forward for all learner seats, one per snapshot, one vectorised draw for the
@@ -38,9 +40,10 @@ from stable_baselines3.common.vec_env import VecEnv
 from agents.catalog import BatchPolicy
 from tablegym.vector import VectorGame, random_actions
 
-KINDS = ("self", "snapshot", "heuristic", "random")
-LEARNER, RANDOM, HEURISTIC, SNAPSHOT = 0, 1, 2, 3  # seat codes; SNAPSHOT + k is pool entry k
-_KIND_OF = {LEARNER: "self", RANDOM: "random", HEURISTIC: "heuristic"}
+KINDS = ("self", "snapshot", "heuristic", "random", "fixed")
+# Seat codes; SNAPSHOT + k is pool entry k.
+LEARNER, RANDOM, HEURISTIC, FIXED, SNAPSHOT = 0, 1, 2, 3, 4
+_KIND_OF = {LEARNER: "self", RANDOM: "random", HEURISTIC: "heuristic", FIXED: "fixed"}
 
 
 def parse_mix(text: str) -> dict[str, float]:
@@ -65,12 +68,85 @@ def parse_mix(text: str) -> dict[str, float]:
 
 
 def policy_actions(
-    policy: Any, obs: np.ndarray, mask: np.ndarray, deterministic: bool = False
+    policy: Any,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    deterministic: bool = False,
+    rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """Actions of an SB3 maskable policy for a batch, in one forward pass."""
+    """Actions of an SB3 maskable policy for a batch: the actor's logits in one forward pass,
+    then the most likely legal action or (Gumbel-max) a sample under the mask drawn with
+    ``rng``. The actor alone: no value head and no distribution object, which cost more than
+    the network on small batches."""
     with th.no_grad():
-        dist = policy.get_distribution(th.as_tensor(obs), action_masks=mask)
-        return dist.get_actions(deterministic=deterministic).numpy()
+        features = policy.extract_features(th.as_tensor(obs), policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+    logits = np.where(mask, logits, -np.inf)
+    if not deterministic:
+        logits = logits + (rng or np.random.default_rng()).gumbel(size=logits.shape)
+    return logits.argmax(axis=1)
+
+
+class RunningRate:
+    """A rate over the last ``window`` outcomes (a running mean once that many were seen)."""
+
+    def __init__(self, window: int = 200, start: float = 0.5):
+        self.window, self.rate, self.games = window, start, 0
+
+    def record(self, outcomes: np.ndarray) -> None:
+        """Fold in outcomes in [0, 1], one per game."""
+        for x in np.asarray(outcomes, dtype=np.float64).tolist():
+            self.games += 1
+            self.rate += (x - self.rate) / min(self.games, self.window)
+
+
+class PoolStats:
+    """Prioritised fictitious self-play (AlphaStar's PFSP) over the snapshot pool.
+
+    Each entry keeps ``rate``: how often it beat the learner in its recent games (a
+    :class:`RunningRate` over ``window`` games, starting at one half). Entries are drawn with
+    weight ``max(rate, floor) ** power`` (AlphaStar's ``f_hard``): the learner mostly meets the
+    snapshots it still loses to, and the ones it has mastered keep a small share (``floor``)
+    so that forgetting them would show.
+    """
+
+    def __init__(self, window: int = 200, power: float = 2.0, floor: float = 0.05):
+        self.window, self.power, self.floor = window, power, floor
+        self.entries: dict[int, RunningRate] = {}
+
+    def add(self, key: int) -> None:
+        self.entries[key] = RunningRate(self.window)
+
+    def remove(self, key: int) -> None:
+        self.entries.pop(key, None)
+
+    def record(self, keys: np.ndarray, outcomes: np.ndarray) -> None:
+        """Outcomes (1: the entry beat the learner, 0: it lost, 0.5: a tie) of games with it."""
+        for key, x in zip(np.asarray(keys).tolist(), np.asarray(outcomes).tolist()):
+            if key in self.entries:
+                self.entries[key].record(np.array([x]))
+
+    def rate(self, key: int) -> float:
+        return self.entries[key].rate
+
+    def weights(self, keys: np.ndarray) -> np.ndarray:
+        """Normalised PFSP weights of ``keys``."""
+        rates = np.array([self.entries[k].rate for k in np.asarray(keys).tolist()])
+        w = np.maximum(rates, self.floor) ** self.power
+        return w / w.sum()
+
+
+def _mean_where(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """Row means of ``values`` over ``where`` (NaN for rows where nothing is selected)."""
+    count = where.sum(axis=1)
+    total = np.where(where, values, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _beats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """1 where ``a > b``, 0 where ``a < b``, one half where they tie."""
+    return (a > b) + 0.5 * (a == b)
 
 
 class SelfPlayVecEnv(VecEnv):
@@ -92,9 +168,13 @@ class SelfPlayVecEnv(VecEnv):
         seed: int = 0,
         heuristic: BatchPolicy | None = None,
         backend: str = "auto",
+        fixed: BatchPolicy | None = None,
+        pfsp: PoolStats | None = None,
     ):
         if mix.get("heuristic", 0) > 0 and heuristic is None:
             raise ValueError("a mix with heuristic seats needs the batched heuristic")
+        if mix.get("fixed", 0) > 0 and fixed is None:
+            raise ValueError("a mix with fixed seats needs the fixed policy (--fixed SPEC)")
         per_table = max(1, num_games // len(table_options))
         self.tables = [
             VectorGame(game, per_table, seed=seed + 7919 * k, backend=backend, **opts)
@@ -107,13 +187,18 @@ class SelfPlayVecEnv(VecEnv):
         super().__init__(
             per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)
         )
-        self.game, self.mix, self.heuristic = game, mix, heuristic
+        self.game, self.mix, self.heuristic, self.fixed = game, mix, heuristic, fixed
         self.rng = np.random.default_rng(seed)
         self.snapshots: dict[int, Any] = {}  # pool id -> frozen policy
+        self.snapshot_role: dict[int, str] = {}  # pool id -> "main" or "exploiter"
+        self.pfsp = PoolStats() if pfsp is None else pfsp
+        self.fixed_rate = RunningRate()  # how often the learner beats the fixed seats
         self._next_id = 0
         size = self.num_envs
         self.players = np.concatenate([np.full(t.num_games, t.num_players) for t in self.tables])
         self.kinds = np.full((size, self.max_players), -1, dtype=np.int64)
+        self.slot_snapshot = np.full(size, -1, dtype=np.int64)  # the pool entry of each game
+        self.returns = np.zeros((size, self.max_players), dtype=np.float64)  # so far this game
         self.seat_rewards = np.zeros((size, self.max_players), dtype=np.float32)
         self.done = np.zeros(size, dtype=bool)
         self._actions: np.ndarray | None = None
@@ -125,40 +210,73 @@ class SelfPlayVecEnv(VecEnv):
 
     # -- seats -------------------------------------------------------------------------
     def _deal_kinds(self, slots: np.ndarray) -> None:
-        """Draw who holds each seat of the new games in ``slots``; one seat is the learner."""
+        """Draw who holds each seat of the new games in ``slots``; one seat is the learner.
+
+        All the snapshot seats of one game hold the same pool entry, drawn by PFSP, so that
+        the game's outcome measures that entry against the learner.
+        """
         names = list(self.mix)
         weights = np.array([self.mix[k] for k in names])
+        ids = np.array(list(self.snapshots), dtype=np.int64)
+        pfsp = self.pfsp.weights(ids) if ids.size else None
+        self.returns[slots] = 0.0
         for slot in slots.tolist():
             n = int(self.players[slot])
             drawn = self.rng.choice(len(names), size=n, p=weights)
             codes = [self._code(names[d]) for d in drawn]
             codes[int(self.rng.integers(n))] = LEARNER
+            entry = -1
+            if pfsp is not None and SNAPSHOT in codes:
+                entry = int(ids[self.rng.choice(ids.size, p=pfsp)])
+                codes = [SNAPSHOT + entry if c == SNAPSHOT else c for c in codes]
+            self.slot_snapshot[slot] = entry
             self.kinds[slot, :n] = codes
 
     def _code(self, name: str) -> int:
         if name == "self" or (name == "snapshot" and not self.snapshots):
             return LEARNER
-        if name == "snapshot":
-            # Half the snapshot seats go to the first (see add_snapshot), half to the others.
-            ids = list(self.snapshots)
-            if len(ids) == 1 or self.rng.random() < 0.5:
-                return SNAPSHOT + ids[0]
-            return SNAPSHOT + ids[1 + int(self.rng.integers(len(ids) - 1))]
-        return RANDOM if name == "random" else HEURISTIC
+        return {"snapshot": SNAPSHOT, "random": RANDOM, "fixed": FIXED}.get(name, HEURISTIC)
 
-    def add_snapshot(self, policy: Any, pool_size: int) -> None:
-        """Add a frozen policy to the pool, keeping the first and the ``pool_size`` newest.
+    def add_snapshot(self, policy: Any, pool_size: int, role: str = "main") -> int:
+        """Add a frozen policy to the pool; its id. The pool keeps the first entry and the
+        ``pool_size`` newest of each role (``"main"``: the learner's own snapshots;
+        ``"exploiter"``: policies trained to beat it).
 
         The first is the policy training started from, after the warm start an imitation of
         the heuristic: kept for good, so that the pool always holds a heuristic-like policy.
         """
         new = self._next_id
         self.snapshots[new] = policy
+        self.snapshot_role[new] = role
+        self.pfsp.add(new)
         self._next_id += 1
-        for old in list(self.snapshots)[1:-pool_size]:
-            del self.snapshots[old]
+        same = [k for k in list(self.snapshots)[1:] if self.snapshot_role[k] == role]
+        for old in same[:-pool_size]:
+            del self.snapshots[old], self.snapshot_role[old]
+            self.pfsp.remove(old)
             # Seats of games under way that it held pass to the newest snapshot.
             self.kinds[self.kinds == SNAPSHOT + old] = SNAPSHOT + new
+            self.slot_snapshot[self.slot_snapshot == old] = new
+        return new
+
+    def _score_games(self, slots: np.ndarray) -> None:
+        """Who beat whom in the games that just ended in ``slots`` (pool and fixed rates).
+
+        The learner beats an opponent kind in a game when its seats end with more reward on
+        average than that kind's seats (a tie counts one half): no winner rule is needed, and
+        the measure is the same under every reward option.
+        """
+        kinds, returns = self.kinds[slots], self.returns[slots]
+        mine = _mean_where(returns, kinds == LEARNER)
+        entries = self.slot_snapshot[slots]
+        theirs = _mean_where(returns, kinds >= SNAPSHOT)
+        met = entries >= 0
+        if met.any():
+            self.pfsp.record(entries[met], _beats(theirs[met], mine[met]))
+        fixed = _mean_where(returns, kinds == FIXED)
+        met = ~np.isnan(fixed)
+        if met.any():
+            self.fixed_rate.record(_beats(mine[met], fixed[met]))
 
     @property
     def learner(self) -> np.ndarray:
@@ -203,8 +321,11 @@ class SelfPlayVecEnv(VecEnv):
             self.seat_rewards[start : start + len(r), : r.shape[1]] = r
             start += len(r)
         self.done = np.concatenate(done)
+        self.returns += self.seat_rewards
         if self.done.any():
-            self._deal_kinds(np.flatnonzero(self.done))
+            ended = np.flatnonzero(self.done)
+            self._score_games(ended)
+            self._deal_kinds(ended)
         learner_reward = np.where(self.kinds == LEARNER, self.seat_rewards, 0).sum(axis=1)
         return self.obs, learner_reward, self.done, self._infos
 
@@ -224,9 +345,11 @@ class SelfPlayVecEnv(VecEnv):
                 out[sel] = random_actions(self.mask[sel], self.rng)
             elif code == HEURISTIC:
                 out[sel] = self.heuristic(self.obs[sel], self.mask[sel], self.rng)
+            elif code == FIXED:
+                out[sel] = self.fixed(self.obs[sel], self.mask[sel], self.rng)
             else:
                 policy = self.snapshots[code - SNAPSHOT]
-                out[sel] = policy_actions(policy, self.obs[sel], self.mask[sel])
+                out[sel] = policy_actions(policy, self.obs[sel], self.mask[sel], rng=self.rng)
             self.seconds[kind] += time.perf_counter() - started
         return out
 
@@ -472,7 +595,7 @@ def evaluate_batched(
     policy: Any,
     game: str,
     options: dict[str, Any],
-    opponent: str,
+    opponent: str | BatchPolicy,
     games: int,
     seed: int,
     heuristic: BatchPolicy | None = None,
@@ -481,13 +604,22 @@ def evaluate_batched(
 ) -> dict[str, float]:
     """Win rate of ``policy`` (most likely legal action) against ``opponent`` in every other seat.
 
-    ``games`` games in batches of ``num_games`` slots, the policy's seat rotated from game to
-    game. Wins are read from the ``"win"`` reward: a seat that ends with +1 is a winner.
+    ``opponent`` is ``"random"``, ``"heuristic"`` (played by ``heuristic``) or any
+    ``BatchPolicy``. ``games`` games in batches of ``num_games`` slots, the policy's seat
+    rotated from game to game. Wins are read from the ``"win"`` reward: a seat that ends with
+    +1 is a winner.
     """
-    if opponent not in ("random", "heuristic"):
-        raise ValueError(f"opponent must be 'random' or 'heuristic'; got {opponent!r}")
-    if opponent == "heuristic" and heuristic is None:
-        raise ValueError("evaluation against heuristic needs the batched heuristic")
+    if isinstance(opponent, str):
+        if opponent not in ("random", "heuristic"):
+            raise ValueError(
+                f"opponent must be 'random', 'heuristic' or a batch policy; got {opponent!r}"
+            )
+        if opponent == "heuristic" and heuristic is None:
+            raise ValueError("evaluation against heuristic needs the batched heuristic")
+        if opponent == "random":
+            opponent = _random_policy
+        else:
+            opponent = heuristic
     size = max(1, min(num_games, games))
     vg = VectorGame(game, size, seed=seed, backend=backend, **{**options, "reward": "win"})
     n = vg.num_players
@@ -504,13 +636,44 @@ def evaluate_batched(
         if ours.any():
             actions[ours] = policy_actions(policy, obs[ours], mask[ours], deterministic=True)
         theirs = np.flatnonzero(~ours)
-        if opponent == "random":
-            actions[theirs] = random_actions(mask[theirs], rng)
-        else:
-            actions[theirs] = heuristic(obs[theirs], mask[theirs], rng)
+        if theirs.size:
+            actions[theirs] = opponent(obs[theirs], mask[theirs], rng)
         obs, mask, seat, rewards, done = vg.step(actions)
         for i in np.flatnonzero(done & (played < quota)).tolist():
             wins += float(rewards[i, mine[i]] > 0)
             played[i] += 1
             mine[i] = (i + played[i]) % n
     return {"games": int(played.sum()), "win_rate": wins / max(1, int(played.sum()))}
+
+
+def _random_policy(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return random_actions(mask, rng)
+
+
+def snapshot_player(policy: Any) -> BatchPolicy:
+    """A frozen SB3 policy as a ``BatchPolicy`` that samples its moves, as in training."""
+
+    def act(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return policy_actions(policy, obs, mask, rng=rng)
+
+    return act
+
+
+def fixed_player(spec: str, game: str, options: dict[str, Any]) -> BatchPolicy:
+    """The ``BatchPolicy`` of agent ``spec`` at a table of ``options`` (``--fixed SPEC``);
+    ValueError naming the spec if it cannot be built or cannot play in batch."""
+    from training.evaluate import TRAINED, batch_policy
+    from training.registry import make_agent
+
+    try:
+        trained = spec.startswith(TRAINED)
+        agent = make_agent(spec, game, seed=0, **(options if trained else {}))
+    except (ValueError, FileNotFoundError) as err:
+        raise ValueError(f"--fixed {spec}: {err}") from None
+    policy = batch_policy(spec, agent, game)
+    if policy is None:
+        raise ValueError(
+            f"--fixed {spec}: a fixed player must play in batch "
+            "(random, heuristic, ppo:PATH, rllib:DIR)"
+        )
+    return policy

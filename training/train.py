@@ -10,17 +10,20 @@ budget: PPO's schedules see the larger of the samples' and the minutes' fraction
 resumed run anneals from where its samples stand, over its new ``--max-minutes``.
 
 ``--num-games`` games run at once in one process (``training.collector``; the batched numba
-engine where the game has one). Every seat of every game is held by a kind of player drawn
-per game from ``--opponent-mix``: the current policy (``self``: all its seats learn, each
-decision is a sample), frozen snapshots of it (every ``--snapshot-every`` samples, the newest
-``--pool-size`` kept), the heuristic, or random play; one seat is always the learner's.
-``--num-players 3,4,5,6`` trains one policy over tables of every listed size. Every
-``--eval-every`` samples the current policy plays ``--eval-games`` games against random and
-against heuristic opponents (seats rotated, in batch); the best policy against the heuristic
-is kept as ``best.zip``.
+engine where the game has one). By default the run is a league (``training.league``, design
+and parameters in its docstring and ``docs/training.md``): every seat of every game is drawn
+from ``--opponent-mix`` (the current policy, whose seats all learn; an entry of the snapshot
+pool chosen by prioritised fictitious self-play; the heuristic and random play as anchors at a
+small share; or a ``fixed`` external player, ``--fixed SPEC``), one seat always the learner's;
+``--exploiters`` exploiters train against the frozen policy beside it and join the pool when
+they beat it. ``--num-players 3,4,5,6`` trains one policy over tables of every listed size.
+Every ``--eval-every`` samples the current policy plays ``--eval-games`` games against random
+players, heuristic players and the pool (seats rotated, in batch); ``best.zip`` keeps the
+policy with the best mean gain over the three, never the heuristic alone.
 
 A run directory holds ``config.json`` (the exact config), ``checkpoint.zip`` (latest, written
-atomically), ``best.zip``, ``pool/`` (snapshots), ``curve.csv`` / ``curve.json`` and
+atomically), ``best.zip``, ``pool/`` (snapshots and exploiters), ``exploiter_K.pt`` and
+``league.json`` (the exploiters and their tests), ``curve.csv`` / ``curve.json`` and
 ``curves.png`` (evaluations), ``warm_start.json``, ``summary.json`` (results, samples/s, where
 the time went) and ``tb/`` (TensorBoard). A directory that holds a run is never reused
 silently: continue it with ``--resume DIR`` (to its recorded ``--timesteps``, or a new target;
@@ -62,16 +65,11 @@ if TYPE_CHECKING:
 # machine: 7 s, 25 s (Up & Down at 10 epochs: 31 s, agreement 0.84 against 0.82) and 25 s.
 DEFAULT_WARM_START = {"kingup": 500, "updown": 4000, "kdk": 500}
 DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 8, "kdk": 5}
-# Mostly heuristic seats: King Up! against the heuristic, 200 games every 2M samples, went
-# from 0.37 down to 0.26-0.29 with heuristic=0.1, held 0.34-0.43 with 0.3, and reached 0.54
-# within 2M with 0.7 (README, Training). KdK reached 0.57 against two heuristics with 0.3,
-# whose seats cost it more (about 50 µs a decision in training against 3-4 in the others). Half the
-# snapshot seats hold the starting policy, the heuristic's imitation.
-DEFAULT_MIX = {
-    "kingup": "self=0.2,snapshot=0.1,heuristic=0.7",
-    "updown": "heuristic=1",
-    "kdk": "self=0.3,snapshot=0.3,heuristic=0.3,random=0.1",
-}
+# The league (training.league): mostly the policy itself and its pool, the anchors at a
+# small share. Bots trained mostly against the heuristic beat it but lost to random players
+# and to fresh learners within minutes (docs/results.md, "League").
+LEAGUE_MIX = "self=0.4,snapshot=0.4,heuristic=0.1,random=0.1"
+DEFAULT_MIX = dict.fromkeys(GAMES, LEAGUE_MIX)
 # Up & Down (2 players) plays only the heuristic, with five times the entropy bonus: 0.005 took
 # its 25-minute run (heuristic 0.9) from 0.547 to 0.587 of seed 7's 1,000 games, 0.01 gave
 # 0.579; heuristic 1.0 against 0.9 gave 0.585 against 0.567 over 20,000 games of seed 2028
@@ -81,6 +79,7 @@ DEFAULT_ENT_COEF = {"kingup": 0.001, "updown": 0.005, "kdk": 0.001}
 # alone), and its run won 0.600 over 50,000 games of seeds 7-11, where two epochs won 0.585
 # (heuristic 1.0) and 0.567 (heuristic 0.9) over 20,000 of seed 2028 (README, Training).
 DEFAULT_N_EPOCHS = {"kingup": 2, "updown": 1, "kdk": 2}
+DEFAULT_CLIP_RANGE = {"kingup": 0.2, "updown": 0.2, "kdk": 0.2}
 
 
 def per_game(text: str, defaults: dict[str, Any]) -> str:
@@ -91,8 +90,9 @@ def per_game(text: str, defaults: dict[str, Any]) -> str:
 # What a run directory holds; --overwrite removes exactly these.
 RUN_FILES = (
     "config.json", "checkpoint.zip", "best.zip", "pool", "curve.csv", "curve.json",
-    "curves.png", "warm_start.json", "summary.json", "tb",
+    "curves.png", "warm_start.json", "summary.json", "tb", "league.json",
 )  # fmt: skip
+RUN_GLOBS = ("exploiter_*.pt",)  # the league's exploiters (training.league)
 # Settings a resumed run must keep: they define the model or what it learns from.
 MODEL_SETTINGS = ("game", "num_players", "option", "net_arch")
 
@@ -139,8 +139,33 @@ class Args:
         metadata={"help": per_game("kinds of player and their weights, drawn per seat and game",
                                    DEFAULT_MIX)},
     )  # fmt: skip
+    fixed: str = field(
+        default="",
+        metadata={"help": "agent spec holding the fixed seats of the mix (e.g. --opponent-mix "
+                  "fixed=1 --fixed ppo:PATH); any spec that plays in batch"},
+    )  # fmt: skip
     snapshot_every: int = field(default=1_000_000, metadata={"help": "samples between snapshots"})
-    pool_size: int = field(default=5, metadata={"help": "snapshots kept in the pool"})
+    pool_size: int = field(
+        default=5, metadata={"help": "snapshots kept in the pool (and as many exploiters)"}
+    )
+    pfsp_power: float = field(
+        default=2.0,
+        metadata={"help": "PFSP: a pool entry is drawn with weight (its rate of beating the "
+                  "learner) ** this; 0: uniformly"},
+    )  # fmt: skip
+    exploiters: int = field(
+        default=1, metadata={"help": "exploiters training against the frozen policy (0: none)"}
+    )
+    exploiter_share: float = field(
+        default=0.2, metadata={"help": "share of all samples that the exploiters make"}
+    )
+    exploiter_check: int = field(
+        default=500_000, metadata={"help": "exploiter samples between its tests"}
+    )
+    exploiter_budget: int = field(
+        default=2_000_000,
+        metadata={"help": "exploiter samples against one target before it takes the newest"},
+    )
     eval_every: int = field(default=2_000_000, metadata={"help": "samples between evaluations"})
     eval_games: int = field(
         default=200, metadata={"help": "games per evaluation and baseline (0: no evaluation)"}
@@ -158,6 +183,9 @@ class Args:
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
     ent_coef: float | None = field(
         default=None, metadata={"help": per_game("entropy bonus", DEFAULT_ENT_COEF)}
+    )
+    clip_range: float | None = field(
+        default=None, metadata={"help": per_game("PPO's clip range", DEFAULT_CLIP_RANGE)}
     )
     anneal: str = field(
         default="",
@@ -239,6 +267,7 @@ class Args:
             warm_epochs=self.warm_start_epochs(),
             ent_coef=self.entropy(),
             n_epochs=self.epochs(),
+            clip_range=self.clip(),
         )
 
     def mix(self) -> str:
@@ -246,6 +275,9 @@ class Args:
 
     def entropy(self) -> float:
         return DEFAULT_ENT_COEF[self.game] if self.ent_coef is None else self.ent_coef
+
+    def clip(self) -> float:
+        return DEFAULT_CLIP_RANGE[self.game] if self.clip_range is None else self.clip_range
 
     def epochs(self) -> int:
         return DEFAULT_N_EPOCHS[self.game] if self.n_epochs is None else self.n_epochs
@@ -262,12 +294,13 @@ class Args:
         self.table_options()
         self.layers()
         self.annealed()
-        from training.collector import parse_mix
+        from training.collector import fixed_player, parse_mix
 
         parse_mix(self.mix())
-        positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size")
-        at_least_zero = ("snapshot_every", "eval_every", "eval_games",
-                         "checkpoint_every", "max_minutes")  # fmt: skip
+        positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size",
+                    "exploiter_check", "exploiter_budget")  # fmt: skip
+        at_least_zero = ("snapshot_every", "eval_every", "eval_games", "checkpoint_every",
+                         "max_minutes", "exploiters", "pfsp_power")  # fmt: skip
         for name in positive + at_least_zero:
             value = self.epochs() if name == "n_epochs" else getattr(self, name)
             low = 1 if name in positive else 0
@@ -289,6 +322,21 @@ class Args:
                 )
         if not isinstance(self.entropy(), int | float) or self.entropy() < 0:
             raise ValueError(f"--ent-coef must be a number >= 0; got {self.ent_coef!r}")
+        if not isinstance(self.exploiter_share, int | float) or not 0 < self.exploiter_share < 1:
+            raise ValueError(f"--exploiter-share must lie in (0, 1); got {self.exploiter_share!r}")
+        if not isinstance(self.clip(), int | float) or not 0 < self.clip() <= 1:
+            raise ValueError(f"--clip-range must lie in (0, 1]; got {self.clip_range!r}")
+        uses_fixed = parse_mix(self.mix()).get("fixed", 0) > 0
+        if uses_fixed and not self.fixed:
+            raise ValueError("--opponent-mix has fixed seats: name their player with --fixed SPEC")
+        if self.fixed and not uses_fixed:
+            raise ValueError(
+                f"--fixed {self.fixed}: give the fixed seats a weight in "
+                "--opponent-mix (e.g. fixed=1)"
+            )
+        if self.fixed:
+            for options in self.table_options():
+                fixed_player(self.fixed, self.game, options)
         if self.backend not in ("auto", "numba", "rules"):
             raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
         return self
@@ -414,8 +462,9 @@ def clean_run(run: Path, resume_step: int | None) -> None:
     from training.callbacks import drop_curve_after, purge_tensorboard
 
     if resume_step is None:
-        for name in RUN_FILES:
-            path = run / name
+        for path in [run / name for name in RUN_FILES] + [
+            p for pattern in RUN_GLOBS for p in run.glob(pattern)
+        ]:
             if path.is_dir():
                 shutil.rmtree(path)
             elif path.exists():
@@ -443,11 +492,13 @@ def ppo_settings(args: Args) -> dict[str, Any]:
         "gamma": args.gamma,
         "gae_lambda": args.gae_lambda,
         "ent_coef": args.entropy(),
+        "clip_range": args.clip(),
     }
 
 
-def new_model(args: Args, env: Any, run: Path) -> Any:
-    """A fresh :class:`training.collector.SelfPlayPPO` with the run's PPO settings."""
+def new_model(args: Args, env: Any, run: Path | None) -> Any:
+    """A fresh :class:`training.collector.SelfPlayPPO` with the run's PPO settings
+    (TensorBoard logs in ``run/tb``; none without ``run``)."""
     from training.collector import SeatRolloutBuffer, SelfPlayPPO
 
     return SelfPlayPPO(
@@ -456,7 +507,7 @@ def new_model(args: Args, env: Any, run: Path) -> Any:
         **ppo_settings(args),
         policy_kwargs={"net_arch": args.layers()},
         rollout_buffer_class=SeatRolloutBuffer,
-        tensorboard_log=str(run / "tb"),
+        tensorboard_log=None if run is None else str(run / "tb"),
         seed=args.seed,
         device="cpu",
         verbose=0,
@@ -464,12 +515,12 @@ def new_model(args: Args, env: Any, run: Path) -> Any:
 
 
 def warm_start(
-    model: Any, args: Args, tables: list[dict[str, Any]], run: Path, heuristic: BatchPolicy
-) -> None:
-    """Imitate the heuristic (``training.imitation``) before PPO; stats go to warm_start.json."""
+    model: Any, args: Args, tables: list[dict[str, Any]], heuristic: BatchPolicy
+) -> dict[str, Any] | None:
+    """Imitate the heuristic (``training.imitation``) before PPO; its stats (None: no games)."""
     games = args.warm_start_games()
     if games <= 0:
-        return
+        return None
     from training.imitation import collect, pretrain
 
     started = time.monotonic()
@@ -483,9 +534,9 @@ def warm_start(
     )
     stats = {"games": games, "decisions": len(demos), **stats}
     stats.update(collect_seconds=round(collected, 1), seconds=round(time.monotonic() - started, 1))
-    (run / "warm_start.json").write_text(json.dumps(stats, indent=2) + "\n")
     if args.progress:
         print(f"warm start: {json.dumps(stats)}", flush=True)
+    return stats
 
 
 class _Stopped(KeyboardInterrupt):
@@ -504,7 +555,13 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     from agents.catalog import batched_heuristic
     from training.callbacks import TrainingCallback, load_pool
     from training.checkpoints import check_meta, read_meta, training_meta
-    from training.collector import SelfPlayPPO, SelfPlayVecEnv, parse_mix
+    from training.collector import (
+        PoolStats,
+        SelfPlayPPO,
+        SelfPlayVecEnv,
+        fixed_player,
+        parse_mix,
+    )
 
     torch.set_num_threads(1)  # more threads are much slower on small machines; see README
     # The engines' parallel kernels wait at each step for a worker thread; beside another
@@ -516,9 +573,11 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     meta = training_meta(args.game, tables)
     heuristic = batched_heuristic(args.game)
     mix = parse_mix(args.mix())
+    fixed = fixed_player(args.fixed, args.game, tables[0]) if args.fixed else None
     env = SelfPlayVecEnv(
-        args.game, tables, args.num_games, mix, args.seed, heuristic, backend=args.backend
-    )
+        args.game, tables, args.num_games, mix, args.seed, heuristic, args.backend, fixed,
+        pfsp=PoolStats(power=args.pfsp_power),
+    )  # fmt: skip
     if resuming:
         check_meta(read_meta(run / "checkpoint.zip"), meta, run / "checkpoint.zip")
     created = not run.exists()
@@ -535,7 +594,9 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
             load_pool(model, env, run / "pool", args.pool_size)
         else:
             model = new_model(args, env, run)
-            warm_start(model, args, tables, run, heuristic)
+            stats = warm_start(model, args, tables, heuristic)
+            if stats is not None:
+                _write_json(run / "warm_start.json", stats)
         model.ent_start = args.entropy() if "ent" in args.annealed() else None
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(

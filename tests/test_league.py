@@ -1,0 +1,246 @@
+"""The league (PFSP pool, fixed external players, exploiters) and the best-response probe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("sb3_contrib")
+
+import training.collector as collector  # noqa: E402
+from training.collector import (  # noqa: E402
+    FIXED,
+    LEARNER,
+    SNAPSHOT,
+    PoolStats,
+    SeatRolloutBuffer,
+    SelfPlayPPO,
+    SelfPlayVecEnv,
+    parse_mix,
+)
+
+torch.set_num_threads(1)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def first_legal(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A deliberately weak player: always its first legal move."""
+    return mask.argmax(axis=1)
+
+
+def test_pfsp_weights_favour_the_entries_that_beat_the_learner():
+    stats = PoolStats(window=50, power=2.0, floor=0.05)
+    for key in (0, 1, 2):
+        stats.add(key)
+    np.testing.assert_allclose(stats.weights(np.array([0, 1, 2])), [1 / 3] * 3)  # unknown: even
+    stats.record(np.array([0] * 40), np.ones(40))  # entry 0 keeps beating the learner
+    stats.record(np.array([1] * 40), np.zeros(40))  # entry 1 always loses
+    stats.record(np.array([2] * 40), np.full(40, 0.5))
+    w = stats.weights(np.array([0, 1, 2]))
+    assert w[0] > w[2] > w[1] > 0  # the mastered entry keeps a small share
+    assert stats.rate(0) > 0.95 and stats.rate(1) < 0.05
+    uniform = PoolStats(power=0.0)
+    for key in (0, 1):
+        uniform.add(key)
+    uniform.record(np.array([0] * 10), np.ones(10))
+    np.testing.assert_allclose(uniform.weights(np.array([0, 1])), [0.5, 0.5])
+
+
+def test_the_pool_entry_that_beats_the_learner_is_met_most_and_outcomes_are_scored():
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 400, parse_mix("snapshot=1"), seed=3)
+    strong, weak = env.add_snapshot("strong", 5), env.add_snapshot("weak", 5)
+    env.pfsp.record(np.array([strong] * 100), np.ones(100))
+    env.pfsp.record(np.array([weak] * 100), np.tile([0.0, 0.0, 0.0, 1.0], 25))  # rate 1/4
+    env.reset()
+    met = env.slot_snapshot
+    assert (met == strong).mean() > 0.8 and (met == weak).any()
+    # Every non-learner seat of a game holds its game's entry.
+    for slot in range(env.num_envs):
+        others = env.kinds[slot][env.kinds[slot] != LEARNER]
+        assert (others == SNAPSHOT + met[slot]).all()
+    # A game that the entry's seat ends ahead counts as a win for the entry, and back.
+    env.returns[:] = 0
+    slots = np.flatnonzero(met == weak)[:1]
+    seat = int(np.flatnonzero(env.kinds[slots[0]] == SNAPSHOT + weak)[0])
+    env.returns[slots[0], seat] = 1.0
+    before = env.pfsp.rate(weak)
+    env._score_games(slots)
+    assert env.pfsp.rate(weak) > before
+
+
+def test_a_fixed_external_policy_is_what_plays_the_opposing_seats():
+    calls = []
+
+    def recorded(obs, mask, rng):
+        chosen = first_legal(obs, mask, rng)
+        calls.append((obs.copy(), chosen))
+        return chosen
+
+    env = SelfPlayVecEnv(
+        "kingup", [{"num_players": 4}], 8, parse_mix("fixed=1"), seed=0, fixed=recorded
+    )
+    env.reset()
+    assert ((env.kinds[:, :4] == FIXED).sum(axis=1) == 3).all()  # one learner seat per game
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        rows = np.arange(env.num_envs)
+        theirs = ~env.learner
+        expected = first_legal(env.obs, env.mask, rng)
+        learner_moves = collector.random_actions(env.mask, rng)
+        calls.clear()
+        played = env._opponent_actions(learner_moves)
+        if theirs.any():
+            assert len(calls) == 1  # one batched call for all the fixed seats
+            np.testing.assert_array_equal(played[theirs], expected[theirs])
+            np.testing.assert_array_equal(calls[0][0], env.obs[rows[theirs]])
+        np.testing.assert_array_equal(played[~theirs], learner_moves[~theirs])
+        env.step_async(learner_moves)
+        env.step_wait()
+    assert env.decisions["fixed"] > 0 and env.fixed_rate.games >= 0
+
+
+def test_a_fixed_mix_needs_its_player_and_the_spec_must_play_in_batch():
+    with pytest.raises(ValueError, match="needs the fixed policy"):
+        SelfPlayVecEnv("kingup", [{"num_players": 4}], 4, parse_mix("fixed=1"))
+    with pytest.raises(ValueError, match="must play in batch"):
+        collector.fixed_player("ismcts:5", "kingup", {"num_players": 4})
+    with pytest.raises(ValueError, match="--fixed nonsense: unknown agent spec"):
+        collector.fixed_player("nonsense", "kingup", {"num_players": 4})
+
+
+def test_the_probe_beats_a_deliberately_weak_target(monkeypatch):
+    from training import exploit
+
+    real = collector.fixed_player
+    monkeypatch.setattr(
+        collector,
+        "fixed_player",
+        lambda spec, game, options: first_legal if spec == "first" else real(spec, game, options),
+    )
+    args = exploit.ProbeArgs(
+        game="updown", target="first", cpu_minutes=0, timesteps=50_000, eval_games=400,
+        curve_points=2, curve_games=100, num_games=64, progress=False,
+    ).check()  # fmt: skip
+    result = exploit.probe(args)
+    assert result["samples"] >= 50_000 and result["fair"] == 0.5
+    low, high = result["win_rate_ci"]
+    assert low > 0.6 and result["gain"] > 0.1  # well above its fair share
+    assert low <= result["win_rate"] <= high and result["games"] == 400
+    curve = result["curve"]
+    assert [r["samples"] for r in curve] == sorted(r["samples"] for r in curve)
+    assert curve[0]["samples"] == 0 and len(curve) >= 3
+
+
+def test_probe_cli_writes_its_results_and_curve(tmp_path):
+    out = tmp_path / "probe.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "training" / "exploit.py"), "--game", "kingup", "--target",
+         "random", "--timesteps", "3000", "--cpu-minutes", "0", "--eval-games", "40",
+         "--curve-points", "1", "--curve-games", "20", "--num-games", "16", "--out", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "target random: learner wins" in proc.stdout and "gain" in proc.stdout
+    result = json.loads(out.read_text())
+    assert result["target"] == "random" and result["num_players"] == 4
+    assert out.with_suffix(".png").stat().st_size > 0
+    lines = out.with_suffix(".csv").read_text().splitlines()
+    assert lines[0].startswith("cpu_minutes,samples,win_rate") and len(lines) >= 3
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "--target is required"),
+        (["--target", "ismcts:5"], "a fixed player must play in batch"),
+        (["--target", "ppo:nowhere.zip"], "ppo agent file not found"),
+        (["--target", "random", "--cpu-minutes", "0"], "give the learner a budget"),
+        (["--target", "random", "--num-players", "9"], "--num-players must be one of"),
+        (["--target", "ppo:updown"], "cannot play kingup"),
+        (["--target", "random", "--eval-games", "0"], "--eval-games must be a number >= 1"),
+    ],
+)
+def test_probe_bad_input_is_one_error_line(argv, message, tmp_path):
+    out = tmp_path / "p.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "training" / "exploit.py"), "--game", "kingup", *argv,
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode != 0 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert message in lines[0]
+    assert not out.exists()
+
+
+def test_an_exploiter_that_beats_its_target_joins_the_pool(tmp_path, monkeypatch):
+    import training.league as league
+    from training.train import Args
+
+    args = Args(game="updown", num_games=16, n_steps=256, batch_size=128, n_epochs=1,
+                net_arch="16", exploiter_check=256, exploiter_share=0.5, eval_games=20,
+                warm_start=0).check()  # fmt: skip
+    tables = args.table_options()
+    env = SelfPlayVecEnv("updown", tables, 16, parse_mix("self=1,snapshot=1"), seed=0)
+    main = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=256, batch_size=128, n_epochs=1, device="cpu",
+        rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [16]},
+    )  # fmt: skip
+    env.add_snapshot(league.frozen(main.policy), 5)
+    (tmp_path / "pool").mkdir()
+    lg = league.League(args, tables, tmp_path, heuristic=None)
+    lg.start(main, main.policy.state_dict())
+    exploiter = lg.exploiters[0]
+
+    class Log:
+        def record(self, key, value):
+            pass
+
+    outcome = {"win_rate": 0.2}
+    monkeypatch.setattr(league, "evaluate_batched", lambda *a, **k: {"games": 200, **outcome})
+    main.num_timesteps = 256  # the main agent made 256 samples: 256 are due to the exploiter
+    lg.advance(main, env, Log())
+    assert exploiter.model.num_timesteps >= 256 and lg.joined == 0
+    assert lg.log[-1]["joined"] is False and len(env.snapshots) == 1
+    outcome["win_rate"] = 0.9
+    main.num_timesteps = 512
+    lg.advance(main, env, Log())
+    assert lg.joined == 1 and lg.log[-1]["joined"] is True
+    roles = list(env.snapshot_role.values())
+    assert roles == ["main", "exploiter"]
+    assert len(list((tmp_path / "pool").glob("expl_*.pt"))) == 1
+    # It restarts from the starting policy, aimed at the newest main agent.
+    assert exploiter.samples_on_target == 0 and exploiter.tests == []
+    lg.save()
+    assert (tmp_path / "exploiter_0.pt").is_file()
+    assert json.loads((tmp_path / "league.json").read_text())["joined"] == 1
+
+
+@pytest.mark.parametrize("game", ["kingup", "updown", "kdk"])
+def test_a_tiny_league_run_per_game(game, tmp_path):
+    run = tmp_path / game
+    fast = ["--option", "num_rounds=1", "--option", "max_round_steps=200"] if game == "kdk" else []
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "training" / "train.py"), "--game", game, "--out", str(run),
+         "--timesteps", "2048", "--num-games", "8", "--n-steps", "256", "--batch-size", "128",
+         "--n-epochs", "1", "--snapshot-every", "512", "--eval-every", "1024", "--eval-games",
+         "6", "--net-arch", "16", "--warm-start", "4", "--warm-epochs", "1", "--exploiter-check",
+         "256", "--exploiter-share", "0.5", "--no-progress", *fast],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads((run / "config.json").read_text())
+    assert config["opponent_mix"].startswith("self=") and config["exploiters"] == 1
+    tests = json.loads((run / "league.json").read_text())["tests"]
+    assert tests and all(t["games"] == 6 for t in tests)  # the exploiter was trained and tested
+    assert (run / "exploiter_0.pt").is_file()
+    curve = json.loads((run / "curve.json").read_text())
+    assert {r["opponent"] for r in curve} == {"random", "heuristic", "pool"}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["decisions"]["snapshot"] > 0 and summary["decisions"]["random"] > 0
