@@ -88,6 +88,8 @@ class TableGameEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game; with a seed the whole game is fixed by it and the actions."""
         if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+                raise ValueError(f"reset(seed=...) takes an integer >= 0 or None; got {seed!r}")
             self._rng = np.random.default_rng(seed)
         self.game_state = self.rules.initial_state(self.config, self._rng)
         self.action_log = []
@@ -107,6 +109,8 @@ class TableGameEnv(AECEnv):
         if before is None:
             raise _not_reset("step()")
         agent = self.agent_selection
+        if not self.agents:
+            raise ValueError("step(): the game is over and every agent has left; call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return

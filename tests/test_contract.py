@@ -263,3 +263,19 @@ def test_cumulative_rewards_are_the_step_rewards_summed(game):
             assert env.rewards[a] == r
         assert env._cumulative_rewards == pytest.approx(totals)
     assert nonzero, "some step of a whole game rewards someone"
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_a_finished_game_says_it_is_over_and_bad_seeds_name_seed(game):
+    env = make(game, DEFAULT_PLAYERS[game])
+    for _ in random_playout(env, seed=5):
+        pass
+    while env.agents:  # every finished agent takes its dead step and leaves
+        env.step(None)
+    with pytest.raises(ValueError, match="the game is over"):
+        env.step(0)
+    for seed in (-1, 1.5, "7", True):
+        with pytest.raises(ValueError, match=r"reset\(seed=...\) takes an integer >= 0"):
+            env.reset(seed=seed)
+    env.reset(seed=np.int64(3))
+    assert env.agents
