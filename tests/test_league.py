@@ -244,3 +244,22 @@ def test_a_tiny_league_run_per_game(game, tmp_path):
     assert {r["opponent"] for r in curve} == {"random", "heuristic", "pool"}
     summary = json.loads((run / "summary.json").read_text())
     assert summary["decisions"]["snapshot"] > 0 and summary["decisions"]["random"] > 0
+
+
+def test_a_small_concentration_makes_whole_tables_of_one_kind_common():
+    mix = parse_mix("heuristic=0.5,random=0.5")
+    counts = {}
+    for alpha in (0.0, 0.2):
+        env = SelfPlayVecEnv(
+            "kingup", [{"num_players": 6}], 2000, mix, seed=1, heuristic=first_legal,
+            concentration=alpha,
+        )  # fmt: skip
+        env.reset()
+        others = env.kinds[:, :6]
+        others = np.where(others == LEARNER, -1, others)
+        uniform = [(row[row >= 0] == row[row >= 0][0]).all() for row in others]
+        counts[alpha] = np.mean(uniform)
+        share = (others == collector.RANDOM).sum() / (others >= 0).sum()
+        assert abs(share - 0.5) < 0.05  # the kinds keep their shares on average
+    # Five opponents of one kind: 2 * 0.5**5 = 6% of games when each seat is drawn alone.
+    assert counts[0.0] < 0.1 and counts[0.2] > 0.5

@@ -20,7 +20,7 @@ pytest.importorskip("sb3_contrib")
 from training.checkpoints import export_policy, read_meta, save_atomic, training_meta  # noqa: E402
 from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.ppo_agent import load_ppo_agent  # noqa: E402
-from training.train import DEFAULT_MIX, LEAGUE_MIX, Args, main, parse_args  # noqa: E402
+from training.train import DEFAULT_MIX, Args, main, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -83,12 +83,15 @@ def test_cli_run_per_game(game, tmp_path):
 
 def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     kdk, _ = parse_args(["--game", "kdk"])
-    assert kdk.resolved().opponent_mix == DEFAULT_MIX["kdk"] == LEAGUE_MIX
+    assert kdk.resolved().opponent_mix == DEFAULT_MIX["kdk"] != DEFAULT_MIX["kingup"]
     assert (kdk.warm_start_games(), kdk.warm_start_epochs()) == (500, 5)
     updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
     resolved = updown.resolved()
     assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
-    assert resolved.ent_coef == 0.005 != kdk.resolved().ent_coef
+    assert resolved.ent_coef == 0.05 != kdk.resolved().ent_coef
+    assert (resolved.anneal, resolved.clip_range) == ("ent", 0.1)
+    assert (kdk.resolved().anneal, kdk.resolved().clip_range) == ("", 0.2)
+    assert parse_args(["--game", "updown", "--anneal", ""])[0].resolved().anneal == ""
     assert parse_args(["--game", "updown", "--ent-coef", "0.02"])[0].resolved().ent_coef == 0.02
     assert (resolved.n_epochs, kdk.resolved().n_epochs) == (1, 2)
     assert parse_args(["--game", "updown", "--n-epochs", "3"])[0].resolved().n_epochs == 3

@@ -170,6 +170,7 @@ class SelfPlayVecEnv(VecEnv):
         backend: str = "auto",
         fixed: BatchPolicy | None = None,
         pfsp: PoolStats | None = None,
+        concentration: float = 0.0,
     ):
         if mix.get("heuristic", 0) > 0 and heuristic is None:
             raise ValueError("a mix with heuristic seats needs the batched heuristic")
@@ -188,6 +189,7 @@ class SelfPlayVecEnv(VecEnv):
             per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)
         )
         self.game, self.mix, self.heuristic, self.fixed = game, mix, heuristic, fixed
+        self.concentration = concentration
         self.rng = np.random.default_rng(seed)
         self.snapshots: dict[int, Any] = {}  # pool id -> frozen policy
         self.snapshot_role: dict[int, str] = {}  # pool id -> "main" or "exploiter"
@@ -212,17 +214,25 @@ class SelfPlayVecEnv(VecEnv):
     def _deal_kinds(self, slots: np.ndarray) -> None:
         """Draw who holds each seat of the new games in ``slots``; one seat is the learner.
 
-        All the snapshot seats of one game hold the same pool entry, drawn by PFSP, so that
-        the game's outcome measures that entry against the learner.
+        With ``concentration`` α > 0 each game first draws its own weights from
+        Dirichlet(α · mix), so that whole tables of one kind (all random, all heuristic) are
+        common while the kinds keep their shares on average; α = 0 draws every seat from the
+        mix itself. All the snapshot seats of one game hold the same pool entry, drawn by
+        PFSP, so that the game's outcome measures that entry against the learner.
         """
-        names = list(self.mix)
+        names = [k for k, w in self.mix.items() if w > 0]
         weights = np.array([self.mix[k] for k in names])
         ids = np.array(list(self.snapshots), dtype=np.int64)
         pfsp = self.pfsp.weights(ids) if ids.size else None
         self.returns[slots] = 0.0
         for slot in slots.tolist():
             n = int(self.players[slot])
-            drawn = self.rng.choice(len(names), size=n, p=weights)
+            p = weights
+            if self.concentration > 0 and len(names) > 1:
+                p = self.rng.dirichlet(self.concentration * weights)
+                if not np.isfinite(p).all() or p.sum() <= 0:  # underflow of tiny weights
+                    p = weights
+            drawn = self.rng.choice(len(names), size=n, p=p / p.sum())
             codes = [self._code(names[d]) for d in drawn]
             codes[int(self.rng.integers(n))] = LEARNER
             entry = -1

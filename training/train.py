@@ -65,26 +65,31 @@ if TYPE_CHECKING:
 # machine: 7 s, 25 s (Up & Down at 10 epochs: 31 s, agreement 0.84 against 0.82) and 25 s.
 DEFAULT_WARM_START = {"kingup": 500, "updown": 4000, "kdk": 500}
 DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 8, "kdk": 5}
-# The league (training.league): mostly the policy itself and its pool, the anchors at a
-# small share. Bots trained mostly against the heuristic beat it but lost to random players
-# and to fresh learners within minutes (docs/results.md, "League").
-LEAGUE_MIX = "self=0.4,snapshot=0.4,heuristic=0.1,random=0.1"
-DEFAULT_MIX = dict.fromkeys(GAMES, LEAGUE_MIX)
-# Up & Down (2 players) plays only the heuristic, with five times the entropy bonus: 0.005 took
-# its 25-minute run (heuristic 0.9) from 0.547 to 0.587 of seed 7's 1,000 games, 0.01 gave
-# 0.579; heuristic 1.0 against 0.9 gave 0.585 against 0.567 over 20,000 games of seed 2028
-# (README, Training).
-DEFAULT_ENT_COEF = {"kingup": 0.001, "updown": 0.005, "kdk": 0.001}
+# The league (training.league). King Up! and Up & Down: entropy and clip from the sweep of
+# docs/results.md ("League": 0.05 annealed with clip 0.1 beat 0.005/0.2 and 0.02/0.1 on the
+# heuristic, random players and the probe); KdK keeps the settings whose bot held against a
+# fresh learner (0.323 of its games, fair 0.333). The anchors keep a quarter of the seats, and
+# each game draws its seat weights around the mix (--mix-concentration), so that whole tables of
+# heuristics or of random players are common: bots trained mostly against the heuristic beat it
+# but lost to random players, and in tables of one random and two heuristics.
+DEFAULT_MIX = {
+    "kingup": "self=0.3,snapshot=0.3,heuristic=0.25,random=0.15",
+    "updown": "self=0.3,snapshot=0.3,heuristic=0.25,random=0.15",
+    "kdk": "self=0.3,snapshot=0.3,heuristic=0.3,random=0.1",
+}
+DEFAULT_ENT_COEF = {"kingup": 0.05, "updown": 0.05, "kdk": 0.001}
+DEFAULT_ANNEAL = {"kingup": "ent", "updown": "ent", "kdk": ""}
+DEFAULT_CLIP_RANGE = {"kingup": 0.1, "updown": 0.1, "kdk": 0.2}
 # One epoch per update in Up & Down: 40% more samples (53M in 25 minutes against the heuristic
 # alone), and its run won 0.600 over 50,000 games of seeds 7-11, where two epochs won 0.585
 # (heuristic 1.0) and 0.567 (heuristic 0.9) over 20,000 of seed 2028 (README, Training).
 DEFAULT_N_EPOCHS = {"kingup": 2, "updown": 1, "kdk": 2}
-DEFAULT_CLIP_RANGE = {"kingup": 0.2, "updown": 0.2, "kdk": 0.2}
 
 
 def per_game(text: str, defaults: dict[str, Any]) -> str:
     """``text (default: kingup 500; updown 4000; kdk 500)``: a help text with per-game defaults."""
-    return f"{text} (default: " + "; ".join(f"{g} {v}" for g, v in defaults.items()) + ")"
+    shown = "; ".join(f"{g} {v!r}" if v == "" else f"{g} {v}" for g, v in defaults.items())
+    return f"{text} (default: {shown})"
 
 
 # What a run directory holds; --overwrite removes exactly these.
@@ -139,6 +144,11 @@ class Args:
         metadata={"help": per_game("kinds of player and their weights, drawn per seat and game",
                                    DEFAULT_MIX)},
     )  # fmt: skip
+    mix_concentration: float = field(
+        default=1.0,
+        metadata={"help": "each game draws its seat weights from Dirichlet(this * mix): small "
+                  "values make whole tables of one kind common; 0: every seat from the mix"},
+    )  # fmt: skip
     fixed: str = field(
         default="",
         metadata={"help": "agent spec holding the fixed seats of the mix (e.g. --opponent-mix "
@@ -187,10 +197,11 @@ class Args:
     clip_range: float | None = field(
         default=None, metadata={"help": per_game("PPO's clip range", DEFAULT_CLIP_RANGE)}
     )
-    anneal: str = field(
-        default="",
-        metadata={"help": "what falls linearly to zero over the budget (samples or minutes, "
-                  "whichever ends the run first): lr, ent or lr,ent (default: nothing)"},
+    anneal: str | None = field(
+        default=None,
+        metadata={"help": per_game("what falls linearly to zero over the budget (samples or "
+                  "minutes, whichever ends the run first): lr, ent, lr,ent or ''",
+                  DEFAULT_ANNEAL)},
     )  # fmt: skip
     net_arch: str = field(default="128,128", metadata={"help": "hidden layer sizes"})
     resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
@@ -248,7 +259,8 @@ class Args:
 
     def annealed(self) -> frozenset[str]:
         """The settings of ``--anneal``: a subset of {"lr", "ent"}."""
-        text = self.anneal if isinstance(self.anneal, str) else "?"
+        text = self.annealing()
+        text = text if isinstance(text, str) else "?"
         parts = frozenset(p.strip() for p in text.split(",") if p.strip())
         if not parts <= {"lr", "ent"}:
             raise ValueError(f"--anneal must be empty, lr, ent or lr,ent; got {self.anneal!r}")
@@ -268,6 +280,7 @@ class Args:
             ent_coef=self.entropy(),
             n_epochs=self.epochs(),
             clip_range=self.clip(),
+            anneal=self.annealing(),
         )
 
     def mix(self) -> str:
@@ -275,6 +288,9 @@ class Args:
 
     def entropy(self) -> float:
         return DEFAULT_ENT_COEF[self.game] if self.ent_coef is None else self.ent_coef
+
+    def annealing(self) -> str:
+        return DEFAULT_ANNEAL[self.game] if self.anneal is None else self.anneal
 
     def clip(self) -> float:
         return DEFAULT_CLIP_RANGE[self.game] if self.clip_range is None else self.clip_range
@@ -300,7 +316,8 @@ class Args:
         positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size",
                     "exploiter_check", "exploiter_budget")  # fmt: skip
         at_least_zero = ("snapshot_every", "eval_every", "eval_games", "checkpoint_every",
-                         "max_minutes", "exploiters", "pfsp_power")  # fmt: skip
+                         "max_minutes", "exploiters", "pfsp_power",
+                         "mix_concentration")  # fmt: skip
         for name in positive + at_least_zero:
             value = self.epochs() if name == "n_epochs" else getattr(self, name)
             low = 1 if name in positive else 0
@@ -576,7 +593,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     fixed = fixed_player(args.fixed, args.game, tables[0]) if args.fixed else None
     env = SelfPlayVecEnv(
         args.game, tables, args.num_games, mix, args.seed, heuristic, args.backend, fixed,
-        pfsp=PoolStats(power=args.pfsp_power),
+        pfsp=PoolStats(power=args.pfsp_power), concentration=args.mix_concentration,
     )  # fmt: skip
     if resuming:
         check_meta(read_meta(run / "checkpoint.zip"), meta, run / "checkpoint.zip")
