@@ -88,7 +88,7 @@ def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
     resolved = updown.resolved()
     assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
-    assert resolved.ent_coef == 0.05 != kdk.resolved().ent_coef
+    assert resolved.ent_coef == 0.005 != kdk.resolved().ent_coef
     assert (resolved.anneal, resolved.clip_range) == ("ent", 0.1)
     assert (kdk.resolved().anneal, kdk.resolved().clip_range) == ("", 0.2)
     assert parse_args(["--game", "updown", "--anneal", ""])[0].resolved().anneal == ""
@@ -348,3 +348,24 @@ def test_exported_policy_is_smaller_and_plays_the_same(tmp_path):
     small_agent = load_ppo_agent(small, "updown", tables[0])
     obs = np.random.default_rng(0).random(env.observation_space.shape, dtype=np.float32)
     assert np.array_equal(full_agent.net.logits(obs), small_agent.net.logits(obs))
+
+
+def test_init_starts_from_a_trained_policy_at_other_table_sizes(tmp_path, capsys):
+    first = tmp_path / "first"
+    run_train("--game", "updown", "--out", str(first), *TINY[:2], "--timesteps", "256", *TINY[2:])
+    second = tmp_path / "second"
+    run_train("--game", "updown", "--num-players", "2,3", "--init", str(first / "checkpoint.zip"),
+              "--out", str(second), *TINY[:2], "--timesteps", "256", *TINY[2:])  # fmt: skip
+    assert not (second / "warm_start.json").exists()  # the policy replaced the warm start
+    assert json.loads((second / "config.json").read_text())["init"] == str(first / "checkpoint.zip")
+    # Its first evaluation is the given policy's: the same play as the first run's last one.
+    curves = [json.loads((run / "curve.json").read_text()) for run in (first, second)]
+    start = {r["opponent"]: r["win_rate"] for r in curves[1] if r["step"] == 0}
+    assert start["random"] > 0.6
+    line = fail_line(["--game", "kingup", "--init", str(first / "checkpoint.zip"),
+                      "--out", str(tmp_path / "x")], capsys)  # fmt: skip
+    assert "--init" in line and "game='updown'" in line
+    line = fail_line(["--game", "updown", "--init", str(tmp_path / "none.zip"),
+                      "--out", str(tmp_path / "x")], capsys)  # fmt: skip
+    assert "--init" in line and "not found" in line
+    assert not (tmp_path / "x").exists()

@@ -6,7 +6,7 @@ AlphaStar's league cut to what one process on a small machine runs, on the batch
 Main agent
     The policy ``train.py`` trains. Every seat of every game is drawn from ``--opponent-mix``:
     the policy itself (``self``: all its seats learn), a pool entry (``snapshot``), and the
-    fixed anchors, the heuristic and random play, at a small share so that the policy keeps
+    fixed anchors, the heuristic and random play, at a share of the seats so that the policy keeps
     beating them. One seat is always the learner's.
 Pool
     The starting policy (the heuristic's imitation, kept for good), the ``--pool-size`` newest

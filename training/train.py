@@ -13,8 +13,8 @@ resumed run anneals from where its samples stand, over its new ``--max-minutes``
 engine where the game has one). By default the run is a league (``training.league``, design
 and parameters in its docstring and ``docs/training.md``): every seat of every game is drawn
 from ``--opponent-mix`` (the current policy, whose seats all learn; an entry of the snapshot
-pool chosen by prioritised fictitious self-play; the heuristic and random play as anchors at a
-small share; or a ``fixed`` external player, ``--fixed SPEC``), one seat always the learner's;
+pool chosen by prioritised fictitious self-play; the heuristic and random play as anchors; or
+a ``fixed`` external player, ``--fixed SPEC``), one seat always the learner's;
 ``--exploiters`` exploiters train against the frozen policy beside it and join the pool when
 they beat it. ``--num-players 3,4,5,6`` trains one policy over tables of every listed size.
 Every ``--eval-every`` samples the current policy plays ``--eval-games`` games against random
@@ -65,19 +65,20 @@ if TYPE_CHECKING:
 # machine: 7 s, 25 s (Up & Down at 10 epochs: 31 s, agreement 0.84 against 0.82) and 25 s.
 DEFAULT_WARM_START = {"kingup": 500, "updown": 4000, "kdk": 500}
 DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 8, "kdk": 5}
-# The league (training.league). King Up! and Up & Down: entropy and clip from the sweep of
-# docs/results.md ("League": 0.05 annealed with clip 0.1 beat 0.005/0.2 and 0.02/0.1 on the
-# heuristic, random players and the probe); KdK keeps the settings whose bot held against a
-# fresh learner (0.323 of its games, fair 0.333). The anchors keep a quarter of the seats, and
-# each game draws its seat weights around the mix (--mix-concentration), so that whole tables of
-# heuristics or of random players are common: bots trained mostly against the heuristic beat it
-# but lost to random players, and in tables of one random and two heuristics.
+# The league (training.league). King Up!: entropy and clip from the sweep of docs/results.md
+# ("League": 0.05 annealed with clip 0.1 beat 0.005/0.2 and 0.02/0.1 on the heuristic, random
+# players and the probe). Up & Down keeps the bonus that made its earlier bot (0.005; 0.01 was
+# no better), annealed, with the small clip, and nearly half its seats heuristic: it needs them
+# to beat the heuristic (README, Training). KdK keeps the settings whose bot held against a
+# fresh learner (0.323 of its games, fair 0.333). Each game draws its seat weights around the
+# mix (--mix-concentration), so that whole tables of heuristics or of random players are
+# common: bots trained mostly against the heuristic beat it but lost to random players.
 DEFAULT_MIX = {
     "kingup": "self=0.3,snapshot=0.3,heuristic=0.25,random=0.15",
-    "updown": "self=0.3,snapshot=0.3,heuristic=0.25,random=0.15",
+    "updown": "self=0.25,snapshot=0.25,heuristic=0.45,random=0.05",
     "kdk": "self=0.3,snapshot=0.3,heuristic=0.3,random=0.1",
 }
-DEFAULT_ENT_COEF = {"kingup": 0.05, "updown": 0.05, "kdk": 0.001}
+DEFAULT_ENT_COEF = {"kingup": 0.05, "updown": 0.005, "kdk": 0.001}
 DEFAULT_ANNEAL = {"kingup": "ent", "updown": "ent", "kdk": ""}
 DEFAULT_CLIP_RANGE = {"kingup": 0.1, "updown": 0.1, "kdk": 0.2}
 # One epoch per update in Up & Down: 40% more samples (53M in 25 minutes against the heuristic
@@ -135,6 +136,12 @@ class Args:
         default=None,
         metadata={"help": per_game("heuristic games imitated before PPO starts", DEFAULT_WARM_START)
                   + "; 0: start from a random policy"},
+    )  # fmt: skip
+    init: str = field(
+        default="",
+        metadata={"help": "start from the weights of a trained policy of this game (a "
+                  "checkpoint path, or a game name for its built-in bot) instead of the warm "
+                  "start; it may have been trained at other table sizes"},
     )  # fmt: skip
     warm_epochs: int | None = field(
         default=None, metadata={"help": per_game("epochs of imitation", DEFAULT_WARM_EPOCHS)}
@@ -354,6 +361,8 @@ class Args:
         if self.fixed:
             for options in self.table_options():
                 fixed_player(self.fixed, self.game, options)
+        if self.init:
+            init_path(self)
         if self.backend not in ("auto", "numba", "rules"):
             raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
         return self
@@ -556,6 +565,41 @@ def warm_start(
     return stats
 
 
+def init_path(args: Args) -> Path:
+    """The checkpoint ``--init`` names, checked against the game (ValueError otherwise)."""
+    from training.bots import builtin_bot_path
+    from training.checkpoints import read_meta, training_meta
+
+    path = builtin_bot_path(args.init) if args.init in GAMES else Path(args.init)
+    try:
+        meta = read_meta(path)
+    except FileNotFoundError as err:
+        raise ValueError(f"--init {args.init}: {err}") from None
+    except ValueError as err:
+        raise ValueError(f"--init {args.init}: {err}") from None
+    expected = training_meta(args.game, args.table_options())
+    for key in ("game", "env_name", "obs_size", "num_actions"):
+        if meta.get(key) != expected[key]:
+            raise ValueError(
+                f"--init {args.init}: the policy was trained for {key}={meta.get(key)!r}; "
+                f"this run has {key}={expected[key]!r}"
+            )
+    return path
+
+
+def load_weights(model: Any, path: Path) -> None:
+    """Copy the policy weights of checkpoint ``path`` into ``model`` (same network shape)."""
+    from sb3_contrib import MaskablePPO
+
+    source = MaskablePPO.load(path, device="cpu").policy.state_dict()
+    try:
+        model.policy.load_state_dict(source)
+    except RuntimeError:
+        raise ValueError(
+            f"--init {path}: its network differs from --net-arch; give the one it was trained with"
+        ) from None
+
+
 class _Stopped(KeyboardInterrupt):
     """SIGTERM, raised where the run is so that it ends like Ctrl-C."""
 
@@ -611,9 +655,12 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
             load_pool(model, env, run / "pool", args.pool_size)
         else:
             model = new_model(args, env, run)
-            stats = warm_start(model, args, tables, heuristic)
-            if stats is not None:
-                _write_json(run / "warm_start.json", stats)
+            if args.init:
+                load_weights(model, init_path(args))
+            else:
+                stats = warm_start(model, args, tables, heuristic)
+                if stats is not None:
+                    _write_json(run / "warm_start.json", stats)
         model.ent_start = args.entropy() if "ent" in args.annealed() else None
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(
