@@ -14,7 +14,7 @@ tournaments (:func:`training.evaluate.evaluate` with duplicate deals) of ``--gam
 ``random``      the bot against random players, beside the heuristic's own rate in that
                 lineup (the goal: at least the heuristic's rate)
 ``mixed1``      the bot, one heuristic, random players in the other seats
-``mixed_half``  the bot, heuristics in half the other seats (rounded down), random players in
+``mixed_half``  the bot, heuristics in half the other seats (rounded up), random players in
                 the rest
 
 Each line gives the bot's win rate with its 95% Wilson interval, the fair share and the gain
@@ -39,7 +39,7 @@ from training.evaluate import evaluate  # noqa: E402
 
 def lineups(bot: str, n: int) -> dict[str, list[str]]:
     """The lineups of one table size, the bot first."""
-    half = (n - 1) // 2
+    half = n // 2  # of the n - 1 other seats: 2 of 3 at 4 players, 2 of 4 at 5
     return {
         "heuristic": [bot] + ["heuristic"] * (n - 1),
         "random": [bot] + ["random"] * (n - 1),
@@ -66,8 +66,8 @@ def measure(game: str, bot: str, n: int, games: int, seed: int) -> dict[str, Any
     """Every lineup at ``n`` players; the bot's (or the heuristic's) rate in each."""
     out = {}
     for name, lineup in lineups(bot, n).items():
-        if n == 2 and name.startswith("mixed"):
-            continue  # one other seat: the mixed tables are the plain ones
+        if (n == 2 and name.startswith("mixed")) or (n == 3 and name == "mixed_half"):
+            continue  # the same lineup as a plain or the one-heuristic table
         result = evaluate(game, lineup, games, seed, options={"num_players": n}, batch=256)
         row = result["agents"][0]
         out[name] = {
