@@ -55,8 +55,8 @@ def test_a_bot_plays_only_its_own_game():
 
 
 def test_a_bot_is_refused_at_a_table_size_it_was_not_trained_at():
-    with pytest.raises(ValueError, match="trained for num_players 4, but this game has 5"):
-        make_agent("ppo:kingup", "kingup", num_players=5)
+    with pytest.raises(ValueError, match="trained for num_players 2, but this game has 4"):
+        make_agent("ppo:updown", "updown", num_players=4)
 
 
 def test_other_ppo_arguments_are_file_paths(tmp_path, monkeypatch):

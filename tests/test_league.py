@@ -243,7 +243,9 @@ def test_a_tiny_league_run_per_game(game, tmp_path):
     curve = json.loads((run / "curve.json").read_text())
     assert {r["opponent"] for r in curve} == {"random", "heuristic", "pool"}
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["decisions"]["snapshot"] > 0 and summary["decisions"]["random"] > 0
+    kinds = {part.split("=")[0] for part in config["opponent_mix"].split(",")}
+    assert {"self", "snapshot", "heuristic"} <= kinds
+    assert all(summary["decisions"][kind] > 0 for kind in kinds)  # every kind of the mix played
 
 
 def test_a_small_concentration_makes_whole_tables_of_one_kind_common():
