@@ -265,3 +265,19 @@ def test_a_small_concentration_makes_whole_tables_of_one_kind_common():
         assert abs(share - 0.5) < 0.05  # the kinds keep their shares on average
     # Five opponents of one kind: 2 * 0.5**5 = 6% of games when each seat is drawn alone.
     assert counts[0.0] < 0.1 and counts[0.2] > 0.5
+
+
+def test_resume_reloads_the_exploiters_of_the_pool(tmp_path):
+    from training.callbacks import load_pool
+    from training.league import frozen
+
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1,snapshot=1"))
+    model = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=64, batch_size=64, device="cpu",
+        rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [8]},
+    )  # fmt: skip
+    for name in ("snap_0000000000", "snap_0000000100", "expl_0000000050"):
+        torch.save(frozen(model.policy).state_dict(), tmp_path / f"{name}.pt")
+    fresh = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1,snapshot=1"))
+    load_pool(model, fresh, tmp_path, size=5)
+    assert list(fresh.snapshot_role.values()) == ["main", "main", "exploiter"]

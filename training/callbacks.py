@@ -253,15 +253,18 @@ class TrainingCallback(BaseCallback):
 
 
 def load_pool(model: Any, env: Any, pool: Path, size: int) -> None:
-    """Put the first and the newest ``size`` snapshots of ``pool`` into the env (on resume)."""
+    """Put the first and the newest ``size`` snapshots of ``pool`` into the env, and the
+    newest ``size`` exploiters (on resume)."""
     import torch
 
     files = sorted(pool.glob("snap_*.pt"))
-    for path in files[:1] + files[1:][-size:]:
+    exploiters = sorted(pool.glob("expl_*.pt"))[-size:]
+    for path in files[:1] + files[1:][-size:] + exploiters:
         policy = copy.deepcopy(model.policy)
         policy.load_state_dict(torch.load(path, map_location="cpu"))
         policy.set_training_mode(False)
-        env.add_snapshot(policy, size)
+        role = "exploiter" if path.name.startswith("expl_") else "main"
+        env.add_snapshot(policy, size, role=role)
 
 
 def read_curve(run: Path) -> list[dict[str, Any]]:
