@@ -186,6 +186,9 @@ class League:
         exploiter.tests.append(entry)
         self.log.append(entry)
         logger.record(f"league/exploiter_{exploiter.index}_win_rate", rate)
+        # Its rate of beating the target in its own training games, for the curves.
+        logger.record(f"league/exploiter_{exploiter.index}_training_rate",
+                      exploiter.env.fixed_rate.rate)  # fmt: skip
         if low > fair:
             self._join(exploiter, main, selfplay)
         elif exploiter.samples_on_target >= self.args.exploiter_budget:
