@@ -39,6 +39,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.catalog import BatchPolicy
 from tablegym.vector import VectorGame, random_actions
+from training.ppo_agent import actor_logits
 
 KINDS = ("self", "snapshot", "heuristic", "random", "fixed")
 # Seat codes; SNAPSHOT + k is pool entry k.
@@ -78,10 +79,7 @@ def policy_actions(
     then the most likely legal action or (Gumbel-max) a sample under the mask drawn with
     ``rng``. The actor alone: no value head and no distribution object, which cost more than
     the network on small batches."""
-    with th.no_grad():
-        features = policy.extract_features(th.as_tensor(obs), policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
-    logits = np.where(mask, logits, -np.inf)
+    logits = np.where(mask, actor_logits(policy, obs), -np.inf)
     if not deterministic:
         logits = logits + (rng or np.random.default_rng()).gumbel(size=logits.shape)
     return logits.argmax(axis=1)
@@ -93,7 +91,7 @@ class RunningRate:
     def __init__(self, window: int = 200, start: float = 0.5):
         self.window, self.rate, self.games = window, start, 0
 
-    def record(self, outcomes: np.ndarray) -> None:
+    def record(self, outcomes: Any) -> None:
         """Fold in outcomes in [0, 1], one per game."""
         for x in np.asarray(outcomes, dtype=np.float64).tolist():
             self.games += 1
@@ -124,7 +122,7 @@ class PoolStats:
         """Outcomes (1: the entry beat the learner, 0: it lost, 0.5: a tie) of games with it."""
         for key, x in zip(np.asarray(keys).tolist(), np.asarray(outcomes).tolist()):
             if key in self.entries:
-                self.entries[key].record(np.array([x]))
+                self.entries[key].record([x])
 
     def rate(self, key: int) -> float:
         return self.entries[key].rate

@@ -11,6 +11,18 @@ from agents.base import PolicyAgent
 from training.checkpoints import load_model
 
 
+def actor_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
+    """Unmasked action logits of an SB3 policy for rows of observations: the actor alone, in
+    one torch forward pass (no value head, no distribution object)."""
+    import torch
+
+    with torch.no_grad():
+        features = policy.extract_features(
+            torch.as_tensor(observations), policy.pi_features_extractor
+        )
+        return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+
+
 class NumpyPolicy:
     """The actor of a MaskablePPO ``MlpPolicy`` as numpy arrays: logits without torch.
 
@@ -69,13 +81,10 @@ class PPOAgent(PolicyAgent):
         """
         import torch
 
-        policy, previous = self.model.policy, torch.get_num_threads()
+        previous = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            with torch.no_grad():
-                x = torch.as_tensor(np.asarray(observations, dtype=np.float32))
-                features = policy.extract_features(x, policy.pi_features_extractor)
-                return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+            return actor_logits(self.model.policy, np.asarray(observations, dtype=np.float32))
         finally:
             torch.set_num_threads(previous)
 
