@@ -81,7 +81,6 @@ class Exploiter:
         self.model = new_model(dataclasses.replace(args, seed=seed), self.env, None)
         self.model.policy.load_state_dict(start)
         self.retarget(target)
-        self.successes = 0
 
     def play_target(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> Any:
         """The frozen main agent's most likely moves (a ``BatchPolicy``)."""
