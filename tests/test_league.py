@@ -102,7 +102,7 @@ def test_a_fixed_external_policy_is_what_plays_the_opposing_seats():
         np.testing.assert_array_equal(played[~theirs], learner_moves[~theirs])
         env.step_async(learner_moves)
         env.step_wait()
-    assert env.decisions["fixed"] > 0 and env.fixed_rate.games >= 0
+    assert env.decisions["fixed"] > 0
 
 
 def test_a_fixed_mix_needs_its_player_and_the_spec_must_play_in_batch():
