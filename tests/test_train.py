@@ -20,7 +20,7 @@ pytest.importorskip("sb3_contrib")
 from training.checkpoints import export_policy, read_meta, save_atomic, training_meta  # noqa: E402
 from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.ppo_agent import load_ppo_agent  # noqa: E402
-from training.train import DEFAULT_MIX, Args, main, parse_args  # noqa: E402
+from training.train import DEFAULT_MIX, GPU_SIZES, Args, main, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -95,6 +95,23 @@ def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     assert parse_args(["--game", "updown", "--ent-coef", "0.02"])[0].resolved().ent_coef == 0.02
     assert (resolved.n_epochs, kdk.resolved().n_epochs) == (1, 2)
     assert parse_args(["--game", "updown", "--n-epochs", "3"])[0].resolved().n_epochs == 3
+
+
+def test_device_is_checked_and_a_gpu_run_gets_gpu_sizes_unless_given(monkeypatch, capsys):
+    import torch
+
+    if not torch.cuda.is_available():
+        assert "torch sees no CUDA GPU here" in fail_line(["--device", "cuda"], capsys)
+        assert parse_args(["--device", "auto"])[0].torch_device() == "cpu"
+    cpu, _ = parse_args(["--device", "cpu"])
+    assert (cpu.num_games, cpu.n_steps, cpu.batch_size) == (256, 8192, 1024)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    gpu, _ = parse_args(["--device", "auto", "--num-games", "64"])
+    assert gpu.torch_device() == "cuda:0"
+    assert (gpu.num_games, gpu.n_steps, gpu.batch_size) == (
+        64, GPU_SIZES["n_steps"], GPU_SIZES["batch_size"])  # fmt: skip
+    assert "torch sees 1 GPU(s)" in fail_line(["--device", "cuda:1"], capsys)
 
 
 def test_one_policy_plays_every_table_size_it_was_trained_at_and_no_other(tmp_path):
@@ -178,6 +195,7 @@ def test_a_directory_holding_a_run_is_never_reused_silently(tmp_path, capsys):
         (["--learning-rate", "0"], "--learning-rate must lie in (0, 1]"),
         (["--anneal", "clip"], "--anneal must be empty, lr, ent or lr,ent; got 'clip'"),
         (["--backend", "gpu"], "--backend must be one of"),
+        (["--device", "gpu"], "--device must be cpu, cuda, cuda:N or auto; got 'gpu'"),
         (["--game", "chess"], "argument --game: invalid choice"),
         (["--resume", "nowhere"], "--resume nowhere: no run there"),
     ],

@@ -533,8 +533,9 @@ class SelfPlayPPO(MaskablePPO):
             if rows.size:
                 started = time.perf_counter()
                 with th.no_grad():
-                    obs = th.as_tensor(env.obs[rows])
+                    obs = th.as_tensor(env.obs[rows], device=self.device)
                     act, values, log_probs = self.policy(obs, action_masks=env.mask[rows])
+                    act, values, log_probs = act.cpu(), values.cpu(), log_probs.cpu()
                 self.seconds["inference"] += time.perf_counter() - started
                 actions[rows] = act.numpy()
                 kept = self._record(env, rollout_buffer, rows, act, values.flatten(), log_probs)
@@ -594,8 +595,8 @@ class SelfPlayPPO(MaskablePPO):
         streams = np.array(sorted(buffer.last), dtype=np.int64)
         if streams.size:
             with th.no_grad():
-                obs = th.as_tensor(env.observe_streams(streams))
-                values = self.policy.predict_values(obs).flatten().numpy()
+                obs = th.as_tensor(env.observe_streams(streams), device=self.device)
+                values = self.policy.predict_values(obs).flatten().cpu().numpy()
             buffer.close_streams(streams, values)
 
 

@@ -152,10 +152,10 @@ def pretrain(
 
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
-    obs = torch.as_tensor(demos.observations)
-    masks = torch.as_tensor(demos.masks)
-    actions = torch.as_tensor(demos.actions)
-    returns = torch.as_tensor(demos.returns)
+    obs, masks, actions, returns = (
+        torch.as_tensor(x, device=policy.device)
+        for x in (demos.observations, demos.masks, demos.actions, demos.returns)
+    )
     rng = np.random.default_rng(seed)
     policy.set_training_mode(True)
     epoch_range = range(epochs)
@@ -166,7 +166,7 @@ def pretrain(
     stats: dict[str, float] = {}
     for _ in epoch_range:
         totals = np.zeros(2)
-        order = torch.as_tensor(rng.permutation(len(demos)))
+        order = torch.as_tensor(rng.permutation(len(demos)), device=policy.device)
         for start in range(0, len(demos), batch_size):
             idx = order[start : start + batch_size]
             values, log_prob, _ = policy.evaluate_actions(
@@ -191,7 +191,7 @@ def agreement(policy: Any, demos: Demonstrations) -> float:
 
     with torch.no_grad():
         dist = policy.get_distribution(
-            torch.as_tensor(demos.observations), action_masks=demos.masks
+            torch.as_tensor(demos.observations, device=policy.device), action_masks=demos.masks
         )
-        best = dist.distribution.probs.argmax(dim=1).numpy()
+        best = dist.distribution.probs.argmax(dim=1).cpu().numpy()
     return float(np.mean(best == demos.actions))

@@ -113,7 +113,7 @@ def frozen(policy: Any) -> Any:
     Built anew from the policy's constructor parameters and weights: a policy just updated
     holds tensors of the last backward pass, which ``copy.deepcopy`` refuses.
     """
-    copied = type(policy)(**policy._get_constructor_parameters())
+    copied = type(policy)(**policy._get_constructor_parameters()).to(policy.device)
     copied.load_state_dict(policy.state_dict())
     copied.set_training_mode(False)
     return copied

@@ -13,14 +13,14 @@ from training.checkpoints import load_model
 
 def actor_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
     """Unmasked action logits of an SB3 policy for rows of observations: the actor alone, in
-    one torch forward pass (no value head, no distribution object)."""
+    one torch forward pass (no value head, no distribution object) on the policy's device."""
     import torch
 
     with torch.no_grad():
         features = policy.extract_features(
-            torch.as_tensor(observations), policy.pi_features_extractor
+            torch.as_tensor(observations, device=policy.device), policy.pi_features_extractor
         )
-        return policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()
+        return policy.action_net(policy.mlp_extractor.forward_actor(features)).cpu().numpy()
 
 
 class NumpyPolicy:

@@ -86,6 +86,10 @@ DEFAULT_CLIP_RANGE = {"kingup": 0.1, "updown": 0.1, "kdk": 0.2}
 # alone), and its run won 0.600 over 50,000 games of seeds 7-11, where two epochs won 0.585
 # (heuristic 1.0) and 0.567 (heuristic 0.9) over 20,000 of seed 2028 (README, Training).
 DEFAULT_N_EPOCHS = {"kingup": 2, "updown": 1, "kdk": 2}
+# On a GPU the update and the batched forward passes cost little per row, and every tick and
+# every minibatch costs a fixed launch overhead: more games per tick and larger rollouts and
+# minibatches spread it (docs/results.md, "GPU"). Used where the flag is not given.
+GPU_SIZES = {"num_games": 4096, "n_steps": 65536, "batch_size": 16384}
 
 
 def per_game(text: str, defaults: dict[str, Any]) -> str:
@@ -212,6 +216,13 @@ class Args:
                   DEFAULT_ANNEAL)},
     )  # fmt: skip
     net_arch: str = field(default="128,128", metadata={"help": "hidden layer sizes"})
+    device: str = field(
+        default="cpu",
+        metadata={"help": "where the learner and the policies' batched forward passes run: "
+                  "cpu, cuda, cuda:N or auto (cuda when torch sees a GPU); on a GPU "
+                  "--num-games, --n-steps and --batch-size default to "
+                  + ", ".join(f"{v}" for v in GPU_SIZES.values())},
+    )  # fmt: skip
     resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
@@ -312,6 +323,32 @@ class Args:
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")
 
+    def torch_device(self) -> str:
+        """``--device`` resolved: ``cpu`` or a CUDA device torch can use (ValueError otherwise)."""
+        name = str(self.device)
+        if name == "cpu":
+            return name
+        if name != "auto" and name != "cuda" and not name.removeprefix("cuda:").isdigit():
+            raise ValueError(f"--device must be cpu, cuda, cuda:N or auto; got {name!r}")
+        import torch
+
+        if not torch.cuda.is_available():
+            if name == "auto":
+                return "cpu"
+            raise ValueError(f"--device {name}: torch sees no CUDA GPU here; use cpu or auto")
+        index = int(name.removeprefix("cuda:")) if name.startswith("cuda:") else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(
+                f"--device {name}: torch sees {torch.cuda.device_count()} GPU(s) (cuda:0...)"
+            )
+        return f"cuda:{index}"
+
+    def sized_for_device(self, given: frozenset[str]) -> Args:
+        """This config with :data:`GPU_SIZES` where the run is on a GPU and they were not given."""
+        if self.torch_device() == "cpu":
+            return self
+        return dataclasses.replace(self, **{k: v for k, v in GPU_SIZES.items() if k not in given})
+
     def check(self) -> Args:
         """ValueError naming the first bad option and what it allows; ``self`` otherwise."""
         check_game(self.game)
@@ -366,6 +403,7 @@ class Args:
             init_path(self)
         if self.backend not in ("auto", "numba", "rules"):
             raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
+        self.torch_device()
         return self
 
 
@@ -385,7 +423,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, frozenset[str]]:
     if values["config"]:
         values.update({k: v for k, v in read_config(values["config"]).items() if k not in given})
         given |= frozenset(read_config(values["config"]))
-    return Args(**values).check(), given
+    args = Args(**values).check()
+    return args.sized_for_device(given), given
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -536,7 +575,7 @@ def new_model(args: Args, env: Any, run: Path | None) -> Any:
         rollout_buffer_class=SeatRolloutBuffer,
         tensorboard_log=None if run is None else str(run / "tb"),
         seed=args.seed,
-        device="cpu",
+        device=args.torch_device(),
         verbose=0,
     )
 
@@ -652,7 +691,9 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         _write_json(run / "config.json", dataclasses.asdict(args.resolved()))
         if resuming:
             settings = ppo_settings(args)
-            model = SelfPlayPPO.load(run / "checkpoint.zip", env=env, device="cpu", **settings)
+            model = SelfPlayPPO.load(
+                run / "checkpoint.zip", env=env, device=args.torch_device(), **settings
+            )
             load_pool(model, env, run / "pool", args.pool_size)
         else:
             model = new_model(args, env, run)
