@@ -83,7 +83,8 @@ def report(results: dict) -> None:
         for config, runs in configs.items():
             rate = statistics.median(r["samples_per_second"] for r in runs)
             split = runs[-1]["time_split"]
-            top = ", ".join(f"{k} {v:.2f}" for k, v in sorted(split.items(), key=lambda x: -x[1])[:4])
+            largest = sorted(split.items(), key=lambda x: -x[1])[:4]
+            top = ", ".join(f"{k} {v:.2f}" for k, v in largest)
             ratio = f"{rate / base:6.2f}x" if base else "      -"
             print(f"{game:8s} {config:10s} {rate:10.0f} {ratio}  {top}")
 
