@@ -35,7 +35,8 @@ EXTRAS = set(PYPROJECT["project"]["optional-dependencies"])
 BIN = Path(sys.executable).parent
 # Tools of other projects whose options the docs use: their --help is checked as ours is.
 EXTERNAL = {"ray", "jupyter", "tensorboard"}
-PLAIN_SHELL = {"tail"}  # coreutils: nothing of ours to check
+PLAIN_SHELL = {"tail", "export", "sleep", "kill", "wait"}  # the shell's own: nothing to check
+PREFIXES = {"setsid"}  # run the command that follows them
 # Folders that the commands in the docs write; they are not in the repository.
 OUTPUTS = {"runs", "games", "results", "tb", "pool", "checkpoint"}
 
@@ -77,7 +78,7 @@ def split_commands(script: str) -> list[list[str]]:
             commands[-1].append(token)
     result = []
     for tokens in commands:
-        while tokens and re.fullmatch(r"[A-Z_]+=\S*", tokens[0]):
+        while tokens and (re.fullmatch(r"[A-Za-z_]\w*=\S*", tokens[0]) or tokens[0] in PREFIXES):
             tokens = tokens[1:]
         if tokens:
             result.append(tokens)

@@ -190,13 +190,14 @@ def test_one_iteration_trains_checkpoints_and_evaluates(game, local_ray, tmp_pat
         assert rows[1]["env_steps"] > rows[0]["env_steps"]
 
 
-def test_rllib_agent_refuses_another_game_and_player_count(local_ray, tmp_path):
+def test_rllib_agent_refuses_another_game_and_player_count(local_ray, tmp_path, monkeypatch):
     from training.registry import make_agent
 
-    args = train_rllib.Args(game="updown", out=str(tmp_path / "run"), num_env_runners=0,
+    monkeypatch.chdir(tmp_path)  # a relative run directory, as docs/rllib.md writes it
+    args = train_rllib.Args(game="updown", out="run", num_env_runners=0,
                             **{**TINY, "eval_games": 0})  # fmt: skip
     train_rllib.train(args)
-    agent = make_agent(f"rllib:{tmp_path / 'run'}", "updown")
+    agent = make_agent("rllib:run", "updown")
     assert agent.num_players == 2
     with pytest.raises(ValueError, match="trained for game='updown', not 'kingup'"):
         make_agent(f"rllib:{tmp_path / 'run'}", "kingup")

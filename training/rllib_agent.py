@@ -130,7 +130,8 @@ def load_module(path: str | os.PathLike, game: str, options: dict[str, Any] | No
     if cached is None or cached[0] != stamp:
         from ray.rllib.core.rl_module.rl_module import RLModule  # seconds: only once checked
 
-        module = RLModule.from_checkpoint(module_dir, inference_only=True)
+        # RLlib reads paths as URIs: a relative one has no scheme and is refused.
+        module = RLModule.from_checkpoint(module_dir.resolve(), inference_only=True)
         module.eval()
         _MODULES[key] = (stamp, module)
     return _MODULES[key][1]
