@@ -59,6 +59,27 @@ def signals_deferred() -> Iterator[None]:
             signal.raise_signal(signum)
 
 
+@contextlib.contextmanager
+def thread_write_errors_quiet() -> Iterator[None]:
+    """Inside the block, an OSError that ends a writer thread prints no traceback.
+
+    TensorBoard writes its event files in a thread; when a write fails, the thread ends with
+    the error's traceback on stderr and the next log call raises the same error in the
+    thread that logs, which reports it in one line. Other errors keep their traceback.
+    """
+    previous = threading.excepthook
+
+    def hook(args: Any) -> None:
+        if not isinstance(args.exc_value, OSError):
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
+
+
 def os_error(err: BaseException) -> OSError | None:
     """The OSError behind ``err``: itself, or one it was raised from or while handling.
 

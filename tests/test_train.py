@@ -529,3 +529,26 @@ def test_a_run_that_made_no_samples_fails_in_one_line(tmp_path, monkeypatch, cap
     monkeypatch.setattr(SelfPlayPPO, "learn", lambda self, *args, **kwargs: self)
     line = fail_line(["--game", "updown", "--out", str(tmp_path / "run"), *TINY], capsys)
     assert line == "error: the run made no samples (it stayed at step 0)"
+
+
+def test_a_full_disk_under_tensorboard_is_one_line_too(tmp_path):
+    # TensorBoard writes in a thread: its failure must not print a traceback of its own.
+    # (In a subprocess: pytest catches the exceptions of threads itself.)
+    run = tmp_path / "run"
+    script = (
+        "import sys\n"
+        "from tensorboard.summary.writer.record_writer import RecordWriter\n"
+        "def full_disk(self, data):\n"
+        "    raise OSError(28, 'No space left on device')\n"
+        "RecordWriter.write = full_disk\n"
+        "from training.train import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "--game", "updown", "--out", str(run), *TINY],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: {run}: No space left on device; retried the checkpoint")
+    assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= 0

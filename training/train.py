@@ -50,7 +50,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
-from tablegym.files import WriteError, write_json_atomic  # noqa: E402
+from tablegym.files import WriteError, thread_write_errors_quiet, write_json_atomic  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 from training.rundir import (  # noqa: E402
@@ -795,7 +795,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"{run} is at step {step}, at or past --timesteps {args.timesteps}: nothing to "
                 f"do; continue it with --resume {run} --timesteps N for a larger N"
             )
-        summary = train(args, run, step)
+        with thread_write_errors_quiet():  # TensorBoard's writer thread: one line, not two
+            summary = train(args, run, step)
     except (ValueError, FileNotFoundError) as err:
         sys.exit(f"error: {err}")
     print(f"done: {json.dumps(summary, indent=2)}")
