@@ -27,8 +27,12 @@ atomically), ``best.zip``, ``pool/`` (snapshots and exploiters), ``exploiter_K.p
 ``curves.png`` (evaluations), ``warm_start.json``, ``summary.json`` (results, samples/s, where
 the time went) and ``tb/`` (TensorBoard). A directory that holds a run is never reused
 silently: continue it with ``--resume DIR`` (to its recorded ``--timesteps``, or a new target;
-settings that change the model are refused) or start afresh with ``--overwrite``. Ctrl-C and
-SIGTERM save a checkpoint at the current step and exit with one line.
+settings that change the model are refused, others are listed and kept in config.json's
+``history``) or start afresh with ``--overwrite`` (the old run is removed only once the new one
+has a checkpoint: ``training.rundir``). A checkpoint is written as PPO starts and every
+``--checkpoint-every`` samples or ``--checkpoint-minutes``; Ctrl-C and SIGTERM save one at the
+current step and exit with one line, and so does a full disk (docs/training.md, "Run
+directories").
 """
 
 from __future__ import annotations
