@@ -552,3 +552,41 @@ def test_a_full_disk_under_tensorboard_is_one_line_too(tmp_path):
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"error: {run}: No space left on device; retried the checkpoint")
     assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= 0
+
+
+def test_overwrite_keeps_the_old_run_aside_and_config_history_accumulates(tmp_path):
+    from training.rundir import drop_aside, restore_aside, set_aside, write_config
+    from training.train import run_paths
+
+    run = tmp_path / "run"
+    (run / "pool").mkdir(parents=True)
+    for name in ("config.json", "checkpoint.zip", "exploiter_0.pt"):
+        (run / name).write_text(f"old {name}")
+    (run / "notes.txt").write_text("not the run's")
+    set_aside(run, run_paths(run))
+    assert sorted(p.name for p in run.iterdir()) == [".overwritten", "notes.txt"]
+    (run / "config.json").write_text("new")
+    assert restore_aside(run, run_paths(run))
+    assert (run / "config.json").read_text() == "old config.json"
+    assert (run / "exploiter_0.pt").is_file() and not (run / ".overwritten").exists()
+    # A second --overwrite after a kill -9 keeps the run that has a checkpoint aside...
+    set_aside(run, run_paths(run))
+    (run / "config.json").write_text("new, never checkpointed")
+    set_aside(run, run_paths(run))
+    assert (run / ".overwritten" / "config.json").read_text() == "old config.json"
+    assert not (run / "config.json").exists()
+    # ...and drops it once the new run has one.
+    (run / "checkpoint.zip").write_text("new checkpoint")
+    drop_aside(run)
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint.zip", "notes.txt"]
+    config = run / "config.json"
+    assert write_config(config, {"lr": 1, "seed": 0}, 0, None) == {}
+    first = json.loads(config.read_text())
+    assert write_config(config, {"lr": 2, "seed": 0}, 512, first) == {"lr": [1, 2]}
+    second = json.loads(config.read_text())
+    assert write_config(config, {"lr": 3, "seed": 0, "resume": "x"}, 1024, second) == {"lr": [2, 3]}
+    assert json.loads(config.read_text()) == {
+        "lr": 3, "seed": 0, "resume": "x",
+        "history": [{"step": 512, "changed": {"lr": [1, 2]}},
+                    {"step": 1024, "changed": {"lr": [2, 3]}}],
+    }  # fmt: skip

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tablegym.files import write_json_atomic
+from tablegym.files import signals_deferred, write_json_atomic
 
 ASIDE = ".overwritten"  # where --overwrite keeps the old run until the new one has a checkpoint
 HISTORY = "history"
@@ -48,9 +48,10 @@ def set_aside(run: Path, paths: Iterable[Path]) -> None:
     if aside.exists():
         remove(paths)
         return
-    aside.mkdir()
-    for path in paths:
-        path.rename(aside / path.name)
+    with signals_deferred():  # an interrupt must not leave the old run half moved
+        aside.mkdir()
+        for path in paths:
+            path.rename(aside / path.name)
 
 
 def drop_aside(run: Path) -> None:
@@ -64,10 +65,11 @@ def restore_aside(run: Path, paths: Iterable[Path]) -> bool:
     aside = run / ASIDE
     if not aside.is_dir():
         return False
-    remove(paths)
-    for path in aside.iterdir():
-        path.rename(run / path.name)
-    aside.rmdir()
+    with signals_deferred():
+        remove(paths)
+        for path in aside.iterdir():
+            path.rename(run / path.name)
+        aside.rmdir()
     return True
 
 

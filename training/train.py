@@ -683,7 +683,9 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     # busy process that wait cost 10x the run's speed (measured), and the env is ~1% anyway.
     numba.set_num_threads(1)
     started = time.monotonic()
-    resuming = args.resume is not None
+    checkpoint = run / "checkpoint.zip"
+    # A run stopped before its first checkpoint starts again from the beginning.
+    resuming = args.resume is not None and checkpoint.is_file()
     tables = args.table_options()
     meta = training_meta(args.game, tables)
     heuristic = batched_heuristic(args.game)
@@ -693,8 +695,6 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         args.game, tables, args.num_games, mix, args.seed, heuristic, args.backend, fixed,
         pfsp=PoolStats(power=args.pfsp_power), concentration=args.mix_concentration,
     )  # fmt: skip
-    checkpoint = run / "checkpoint.zip"
-    resuming = resuming and checkpoint.is_file()  # without one, a run starts from the beginning
     if resuming:
         check_meta(read_meta(checkpoint), meta, checkpoint)
     recorded = read_recorded(run / "config.json") if args.resume else None
