@@ -206,8 +206,10 @@ class Args:
     checkpoint_every: int = field(
         default=1_000_000, metadata={"help": "samples between checkpoints"}
     )
+    # A checkpoint of the default run (King Up!, 256 games, 128,128) is 1.5 MB written in
+    # 11-14 ms (docs/training.md, "Run directories"): every 2 minutes is 0.01% of the run.
     checkpoint_minutes: float = field(
-        default=5.0,
+        default=2.0,
         metadata={"help": "minutes between checkpoints as well (0: by samples only); one is "
                   "also written as PPO starts, so a killed run loses at most this much"},
     )  # fmt: skip
