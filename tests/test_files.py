@@ -107,3 +107,12 @@ def test_evaluate_outputs_and_records_on_a_full_disk_are_one_line(tmp_path):
     assert line == f"error: cannot write {records}: File too large"
     assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
     assert not records.exists()
+
+
+def test_play_record_on_a_full_disk_is_one_line(tmp_path):
+    record = tmp_path / "game.json"
+    proc = run_limited([sys.executable, "-m", "training.play", "--game", "updown", "--agents",
+                        "random", "random", "--seed", "1", "--record", str(record)],
+                       limit=100)  # fmt: skip
+    assert one_error_line(proc) == f"error: cannot write {record}: File too large"
+    assert list(tmp_path.iterdir()) == []
