@@ -584,9 +584,11 @@ def test_overwrite_keeps_the_old_run_aside_and_config_history_accumulates(tmp_pa
     first = json.loads(config.read_text())
     assert write_config(config, {"lr": 2, "seed": 0}, 512, first) == {"lr": [1, 2]}
     second = json.loads(config.read_text())
-    assert write_config(config, {"lr": 3, "seed": 0, "resume": "x"}, 1024, second) == {"lr": [2, 3]}
+    # How the command was given (resume) and options newer than the record are no changes.
+    new = {"lr": 3, "seed": 0, "resume": "x", "checkpoint_minutes": 2.0}
+    assert write_config(config, new, 1024, second) == {"lr": [2, 3]}
     assert json.loads(config.read_text()) == {
-        "lr": 3, "seed": 0, "resume": "x",
+        "lr": 3, "seed": 0, "resume": "x", "checkpoint_minutes": 2.0,
         "history": [{"step": 512, "changed": {"lr": [1, 2]}},
                     {"step": 1024, "changed": {"lr": [2, 3]}}],
     }  # fmt: skip

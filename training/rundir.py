@@ -74,11 +74,12 @@ def restore_aside(run: Path, paths: Iterable[Path]) -> bool:
 
 
 def settings_changed(recorded: dict[str, Any], now: dict[str, Any]) -> dict[str, list[Any]]:
-    """Each setting whose value differs, as ``[old, new]``."""
+    """Each setting whose value differs, as ``[old, new]``; an option newer than the record
+    (absent from it) is not a change of the run's settings."""
     return {
-        key: [recorded.get(key), value]
+        key: [recorded[key], value]
         for key, value in now.items()
-        if key not in NOT_SETTINGS and recorded.get(key) != value
+        if key not in NOT_SETTINGS and key in recorded and recorded[key] != value
     }
 
 
