@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tablegym.files import write_json_atomic, write_text_atomic
 from tablegym.games import GAMES, env_class, rules_of
 
 FORMAT = 1
@@ -139,12 +140,13 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 def write_record(path: str | os.PathLike, record: dict[str, Any]) -> Path:
-    """Write one record to ``path`` (``.json``) whole or not at all."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record) + "\n")
-    tmp.replace(path)
-    return path
+    """Write one record to ``path`` (``.json``) whole or not at all (WriteError if it fails)."""
+    return write_json_atomic(path, record, indent=None)
+
+
+def write_record_lines(path: str | os.PathLike, records: Sequence[dict[str, Any]]) -> Path:
+    """Write ``records`` to the JSON-lines file ``path``, one a line, whole or not at all."""
+    return write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in records))
 
 
 def append_record(path: str | os.PathLike, record: dict[str, Any]) -> None:

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from tablegym.cli import OneLineParser
+from tablegym.files import WriteError, write_text_atomic
 from tablegym.games import env_class
 from tablegym.picture import Painter, ShapeTable
 from tablegym.records import check_writable, read_records, replay
@@ -476,7 +477,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     if args.html is not None:
-        args.html.write_text(to_html(game, progress=True))
+        try:
+            write_text_atomic(args.html, to_html(game, progress=True))
+        except WriteError as err:  # a full disk: the page is written whole or not at all
+            print(f"error: {err}", file=sys.stderr)
+            return 1
         print(f"wrote {args.html} ({len(game.states) - 1} steps)")
         return 0
     browse(game, viewer)

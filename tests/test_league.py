@@ -281,3 +281,31 @@ def test_resume_reloads_the_exploiters_of_the_pool(tmp_path):
     fresh = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1,snapshot=1"))
     load_pool(model, fresh, tmp_path, size=5)
     assert list(fresh.snapshot_role.values()) == ["main", "main", "exploiter"]
+
+
+def test_a_probe_or_an_exploiter_that_makes_no_samples_says_so(tmp_path, monkeypatch):
+    # A learner that makes no samples would measure nothing, and the league would wait for
+    # an exploiter's samples forever.
+    import training.league as league
+    from training import exploit
+    from training.train import Args
+
+    monkeypatch.setattr(SelfPlayPPO, "learn", lambda self, *args, **kwargs: self)
+    args = exploit.ProbeArgs(
+        game="updown", target="random", cpu_minutes=0, timesteps=1000, eval_games=10,
+        curve_points=0, num_games=8, warm_start=False, progress=False,
+    ).check()  # fmt: skip
+    with pytest.raises(RuntimeError, match="the learner made no samples"):
+        exploit.probe(args)
+    args = Args(game="updown", num_games=16, n_steps=256, batch_size=128, n_epochs=1,
+                net_arch="16", warm_start=0).check()  # fmt: skip
+    tables = args.table_options()
+    env = SelfPlayVecEnv("updown", tables, 16, parse_mix("self=1"), seed=0)
+    main = SelfPlayPPO("MlpPolicy", env, n_steps=256, batch_size=128, device="cpu",
+                       rollout_buffer_class=SeatRolloutBuffer,
+                       policy_kwargs={"net_arch": [16]})  # fmt: skip
+    lg = league.League(args, tables, tmp_path, heuristic=None)
+    lg.start(main, main.policy.state_dict())
+    main.num_timesteps = 4096
+    with pytest.raises(RuntimeError, match="exploiter 0 made no samples"):
+        lg.advance(main, env, logger=None)

@@ -190,6 +190,47 @@ def test_one_iteration_trains_checkpoints_and_evaluates(game, local_ray, tmp_pat
         assert rows[1]["env_steps"] > rows[0]["env_steps"]
 
 
+def test_a_run_whose_iterations_sampled_nothing_fails(local_ray, tmp_path, monkeypatch):
+    # On a loaded machine every iteration ended at RLlib's sample timeout with 0 env steps
+    # and the run reported success. Here RLlib reports 0 steps sampled, as it did then.
+    real = train_rllib.Run.record
+
+    def nothing_sampled(self, result):
+        runners = result.get("env_runners", {})
+        runners.update(num_env_steps_sampled_lifetime=0, num_module_steps_sampled={})
+        return real(self, result)
+
+    monkeypatch.setattr(train_rllib.Run, "record", nothing_sampled)
+    args = train_rllib.Args(game="updown", out=str(tmp_path / "run"), num_env_runners=0,
+                            **{**TINY, "eval_games": 0})  # fmt: skip
+    with pytest.raises(
+        train_rllib.NoSamplesError, match=r"sampled no env steps in 1 iteration\(s\)"
+    ):
+        train_rllib.train(args)
+    assert not (tmp_path / "run" / "summary.json").exists()
+
+
+def test_a_checkpoint_on_a_full_disk_keeps_the_previous_one(tmp_path):
+    from tablegym.files import WriteError
+
+    class FullDisk:  # an algorithm whose save fills the disk halfway
+        iteration = 3
+
+        def save_to_path(self, path: str) -> None:
+            Path(path).mkdir()
+            (Path(path) / "module_state.pt").write_text("half")
+            raise OSError(28, "No space left on device")
+
+    run = tmp_path / "run"
+    (run / "checkpoint").mkdir(parents=True)
+    (run / "checkpoint" / "tablegym_meta.json").write_text("{}")
+    args = train_rllib.Args(game="updown", out=str(run), **TINY)
+    with pytest.raises(WriteError, match=f"cannot write {run / 'checkpoint'}: No space left"):
+        train_rllib.Run(args, options("updown"), FullDisk()).checkpoint()
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint", "tb"]
+    assert [p.name for p in (run / "checkpoint").iterdir()] == ["tablegym_meta.json"]
+
+
 def test_rllib_agent_refuses_another_game_and_player_count(local_ray, tmp_path, monkeypatch):
     from training.registry import make_agent
 

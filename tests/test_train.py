@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -128,10 +129,12 @@ def test_resume_continues_to_the_recorded_target_or_a_new_one(tmp_path):
     run = tmp_path / "run"
     run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "512", *TINY[2:])
     first = read_meta(run / "checkpoint.zip")["num_timesteps"]
-    # At its target already: nothing to do, nothing written.
+    # At its target already: nothing to do, which is no success; nothing written.
     before = snapshot(run)
-    proc = run_train("--resume", str(run))
-    assert "at or past --timesteps 512" in proc.stdout and snapshot(run) == before
+    proc = run_train("--resume", str(run), check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and "at or past --timesteps 512" in lines[0]
+    assert f"--resume {run} --timesteps N" in lines[0] and snapshot(run) == before
     run_train("--resume", str(run), "--timesteps", "1536", "--no-progress")
     second = read_meta(run / "checkpoint.zip")["num_timesteps"]
     assert first >= 512 and second >= 1536
@@ -143,10 +146,19 @@ def test_resume_continues_to_the_recorded_target_or_a_new_one(tmp_path):
 def test_resume_applies_changed_ppo_settings_and_keeps_annealing(tmp_path):
     run = tmp_path / "run"
     run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256", *TINY[2:])
-    run_train(
+    step = read_meta(run / "checkpoint.zip")["num_timesteps"]
+    proc = run_train(
         "--resume", str(run), "--timesteps", "512", "--learning-rate", "1e-3",
         "--ent-coef", "0.02", "--n-epochs", "3", "--anneal", "lr,ent", "--max-minutes", "0",
     )  # fmt: skip
+    # The changes are listed in one line as the run starts, and kept in config.json's history.
+    said = [line for line in proc.stdout.splitlines() if line.startswith("resume: changed")]
+    assert len(said) == 1 and "learning_rate 0.0003 -> 0.001" in said[0]
+    history = json.loads((run / "config.json").read_text())["history"]
+    assert history == [{"step": step, "changed": {
+        "timesteps": [256, 512], "max_minutes": [25.0, 0.0], "n_epochs": [1, 3],
+        "learning_rate": [0.0003, 0.001], "ent_coef": [0.005, 0.02], "anneal": ["ent", "lr,ent"],
+    }}]  # fmt: skip
     model = SelfPlayPPO.load(run / "checkpoint.zip", device="cpu")
     assert (model.n_epochs, model.ent_start) == (3, 0.02)
     assert model.budget is None  # no time budget now: the first run's deadline is not kept
@@ -387,3 +399,214 @@ def test_init_starts_from_a_trained_policy_at_other_table_sizes(tmp_path, capsys
                       "--out", str(tmp_path / "x")], capsys)  # fmt: skip
     assert "--init" in line and "not found" in line
     assert not (tmp_path / "x").exists()
+
+
+# -- runs that lose nothing: checkpoints by time, a full disk, overwrite, no silent success --
+
+
+def test_a_run_killed_before_its_first_sample_checkpoint_keeps_its_work(tmp_path):
+    run = tmp_path / "run"
+    # No checkpoint by samples in this run; one as PPO starts, then one every 0.6 s.
+    proc = long_run(run, "--checkpoint-every", "0", "--checkpoint-minutes", "0.01")
+    wait_for(run / "checkpoint.zip")
+    deadline = time.monotonic() + 120
+    while read_meta(run / "checkpoint.zip")["num_timesteps"] == 0:
+        assert time.monotonic() < deadline, "no checkpoint by time"
+        time.sleep(0.2)
+    proc.kill()
+    proc.communicate(timeout=60)
+    step = read_meta(run / "checkpoint.zip")["num_timesteps"]
+    assert step > 0
+    run_train("--resume", str(run), "--timesteps", str(step + 256), "--checkpoint-every", "256")
+    assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= step + 256
+
+
+def test_a_directory_with_a_config_but_no_checkpoint_starts_its_run_again(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    args, _ = parse_args(["--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256",
+                          *TINY[2:]])  # fmt: skip
+    (run / "config.json").write_text(json.dumps(dataclasses.asdict(args.resolved())))
+    (run / "curve.json").write_text("[]")  # what a run killed in its first evaluation left
+    proc = run_train("--resume", str(run))
+    assert f"{run} has no checkpoint: its run starts from the beginning" in proc.stdout
+    assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= 256
+    assert json.loads((run / "curve.json").read_text())  # evaluated afresh
+
+
+def test_refusals_for_an_existing_directory_suggest_only_what_works(tmp_path, capsys):
+    run = tmp_path / "run"
+    (run / "tb").mkdir(parents=True)  # files of a run, but no config.json to resume from
+    line = fail_line(["--game", "updown", "--out", str(run)], capsys)
+    assert "--overwrite" in line and "--resume" not in line
+    line = fail_line(["--resume", str(run)], capsys)
+    assert f"--out {run} --overwrite" in line
+    line = fail_line(["--resume", str(tmp_path / "empty")], capsys)
+    assert "start one with --out" in line and "--overwrite" not in line
+    (run / "config.json").write_text("{}")
+    (run / ".overwritten").mkdir()
+    line = fail_line(["--game", "updown", "--out", str(run)], capsys)
+    assert f"--resume {run}" in line and f"{run / '.overwritten'} keeps the run" in line
+
+
+@pytest.mark.slow
+def test_an_interrupted_overwrite_loses_neither_run(tmp_path):
+    run = tmp_path / "run"
+    run_train("--game", "updown", "--out", str(run), *TINY[:2], "--timesteps", "256", *TINY[2:])
+    old = (run / "checkpoint.zip").read_bytes()
+
+    def overwrite_until_config() -> subprocess.Popen:
+        # A long warm start: the new run is stopped before its first checkpoint.
+        proc = long_run(run, "--overwrite", "--seed", "5", "--warm-start", "20000")
+        deadline = time.monotonic() + 120
+        while '"seed": 5' not in _read(run / "config.json"):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+        return proc
+
+    proc = overwrite_until_config()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and err.strip() == (
+        f"stopped before the first checkpoint; nothing saved; {run} holds the run it was "
+        "replacing again"
+    )
+    assert (run / "checkpoint.zip").read_bytes() == old
+    assert json.loads((run / "config.json").read_text())["seed"] == 0
+    assert not (run / ".overwritten").exists()
+    # kill -9 leaves the new config beside the old run; resuming starts the new run, and the
+    # old one goes only once the new one has a checkpoint.
+    proc = overwrite_until_config()
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert (run / ".overwritten" / "checkpoint.zip").read_bytes() == old
+    run_train("--resume", str(run), "--warm-start", "4", "--timesteps", "256")
+    config = json.loads((run / "config.json").read_text())
+    assert config["seed"] == 5 and config["history"][0]["changed"]["warm_start"] == [20000, 4]
+    assert not (run / ".overwritten").exists()
+    assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= 256
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+def test_a_full_disk_is_one_line_and_the_run_keeps_a_checkpoint(tmp_path):
+    import resource
+
+    run = tmp_path / "run"
+
+    def small_disk() -> None:  # files may not grow past 250 kB, as if the disk were full
+        resource.setrlimit(resource.RLIMIT_FSIZE, (250_000, 250_000))
+
+    proc = subprocess.run(
+        [*TRAIN, "--game", "updown", "--out", str(run), *TINY], capture_output=True, text=True,
+        timeout=300, cwd=ROOT, preexec_fn=small_disk,
+    )  # fmt: skip
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: cannot write {run}") and "File too large" in lines[0]
+    step = read_meta(run / "checkpoint.zip")["num_timesteps"]
+    assert f"{run / 'checkpoint.zip'} at step {step}" in lines[0]
+    assert not list(run.rglob(".*.tmp*"))
+    load_ppo_agent(run / "checkpoint.zip", "updown", {"num_players": 2})
+
+
+def test_a_failed_checkpoint_keeps_the_previous_one_and_says_so(tmp_path, monkeypatch):
+    from tablegym.files import WriteError
+    from training.checkpoints import save_or_keep
+
+    tables = [{"num_players": 2}]
+    meta = training_meta("updown", tables)
+    env = SelfPlayVecEnv("updown", tables, 2, {"self": 1.0})
+    model = SelfPlayPPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu")
+    path = tmp_path / "checkpoint.zip"
+    model.num_timesteps = 100
+    save_atomic(model, path, meta)
+    model.num_timesteps = 200
+
+    def full_disk(tmp, *args, **kwargs):
+        Path(tmp).write_bytes(b"PK half a zip")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(model, "save", full_disk)
+    with pytest.raises(WriteError, match=f"cannot write {path}: No space left on device"):
+        save_atomic(model, path, meta)
+    assert save_or_keep(model, path, meta) == (
+        f"the checkpoint could not be saved either; kept {path} at step 100"
+    )
+    assert read_meta(path)["num_timesteps"] == 100 and list(tmp_path.iterdir()) == [path]
+    monkeypatch.undo()
+    assert save_or_keep(model, path, meta) == f"retried the checkpoint: saved {path} at step 200"
+
+
+def test_a_run_that_made_no_samples_fails_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(SelfPlayPPO, "learn", lambda self, *args, **kwargs: self)
+    line = fail_line(["--game", "updown", "--out", str(tmp_path / "run"), *TINY], capsys)
+    assert line == "error: the run made no samples (it stayed at step 0)"
+
+
+def test_a_full_disk_under_tensorboard_is_one_line_too(tmp_path):
+    # TensorBoard writes in a thread: its failure must not print a traceback of its own.
+    # (In a subprocess: pytest catches the exceptions of threads itself.)
+    run = tmp_path / "run"
+    script = (
+        "import sys\n"
+        "from tensorboard.summary.writer.record_writer import RecordWriter\n"
+        "def full_disk(self, data):\n"
+        "    raise OSError(28, 'No space left on device')\n"
+        "RecordWriter.write = full_disk\n"
+        "from training.train import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "--game", "updown", "--out", str(run), *TINY],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: {run}: No space left on device; retried the checkpoint")
+    assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= 0
+
+
+def test_overwrite_keeps_the_old_run_aside_and_config_history_accumulates(tmp_path):
+    from training.rundir import drop_aside, restore_aside, set_aside, write_config
+    from training.train import run_paths
+
+    run = tmp_path / "run"
+    (run / "pool").mkdir(parents=True)
+    for name in ("config.json", "checkpoint.zip", "exploiter_0.pt"):
+        (run / name).write_text(f"old {name}")
+    (run / "notes.txt").write_text("not the run's")
+    set_aside(run, run_paths(run))
+    assert sorted(p.name for p in run.iterdir()) == [".overwritten", "notes.txt"]
+    (run / "config.json").write_text("new")
+    assert restore_aside(run, run_paths(run))
+    assert (run / "config.json").read_text() == "old config.json"
+    assert (run / "exploiter_0.pt").is_file() and not (run / ".overwritten").exists()
+    # A second --overwrite after a kill -9 keeps the run that has a checkpoint aside...
+    set_aside(run, run_paths(run))
+    (run / "config.json").write_text("new, never checkpointed")
+    set_aside(run, run_paths(run))
+    assert (run / ".overwritten" / "config.json").read_text() == "old config.json"
+    assert not (run / "config.json").exists()
+    # ...and drops it once the new run has one.
+    (run / "checkpoint.zip").write_text("new checkpoint")
+    drop_aside(run)
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint.zip", "notes.txt"]
+    config = run / "config.json"
+    assert write_config(config, {"lr": 1, "seed": 0}, 0, None) == {}
+    first = json.loads(config.read_text())
+    assert write_config(config, {"lr": 2, "seed": 0}, 512, first) == {"lr": [1, 2]}
+    second = json.loads(config.read_text())
+    # How the command was given (resume) and options newer than the record are no changes.
+    new = {"lr": 3, "seed": 0, "resume": "x", "checkpoint_minutes": 2.0}
+    assert write_config(config, new, 1024, second) == {"lr": [2, 3]}
+    assert json.loads(config.read_text()) == {
+        "lr": 3, "seed": 0, "resume": "x", "checkpoint_minutes": 2.0,
+        "history": [{"step": 512, "changed": {"lr": [1, 2]}},
+                    {"step": 1024, "changed": {"lr": [2, 3]}}],
+    }  # fmt: skip

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from tablegym.files import write_atomic, write_json_atomic
 from training.league import League, main_table, selection_score
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class TrainingCallback(BaseCallback):
         self.eval_seconds = 0.0
         self._learn_started = 0.0
         self._first_step = 0
+        self._checkpointed = time.monotonic()  # train.py saves one as PPO starts
 
     # -- SB3 hooks --------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -94,7 +95,7 @@ class TrainingCallback(BaseCallback):
             self._bar.update(step - self._bar.n)
         if self._due("snapshot", self.args.snapshot_every):
             self._snapshot()
-        if self._due("checkpoint", self.args.checkpoint_every):
+        if self._checkpoint_due():
             self.checkpoint()
         if self._due("eval", self.args.eval_every):
             self._evaluate()
@@ -127,21 +128,27 @@ class TrainingCallback(BaseCallback):
         from training.checkpoints import save_atomic
 
         save_atomic(self.model, self.run / "checkpoint.zip", self.meta)
+        self._checkpointed = time.monotonic()
         if self.league is not None:
             self.league.save()
+
+    def _checkpoint_due(self) -> bool:
+        """By samples (``--checkpoint-every``) or by time (``--checkpoint-minutes``)."""
+        if self._due("checkpoint", self.args.checkpoint_every):
+            return True
+        minutes = self.args.checkpoint_minutes
+        if minutes <= 0 or time.monotonic() - self._checkpointed < 60 * minutes:
+            return False
+        self._last["checkpoint"] = self.num_timesteps
+        return True
 
     def _snapshot(self) -> None:
         import torch
 
-        from training.checkpoints import signals_deferred
-
         policy = copy.deepcopy(self.model.policy)
         policy.set_training_mode(False)
         path = self.run / "pool" / f"snap_{self.num_timesteps:010d}.pt"
-        tmp = path.with_name(f".{path.name}.tmp")
-        with signals_deferred():
-            torch.save(policy.state_dict(), tmp)
-            os.replace(tmp, path)
+        write_atomic(path, lambda tmp: torch.save(policy.state_dict(), tmp))
         self.selfplay.add_snapshot(policy, self.args.pool_size)
         for old in sorted(path.parent.glob("snap_*.pt"))[1 : -self.args.pool_size]:
             old.unlink()  # the first, the policy training started from, stays (see the env)
@@ -228,7 +235,7 @@ class TrainingCallback(BaseCallback):
             "decisions": dict(self.selfplay.decisions),
             "us_per_decision": self.decision_costs(),
         }
-        (self.run / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        write_json_atomic(self.run / "summary.json", summary)
         return summary
 
     def decision_costs(self) -> dict[str, float]:
@@ -275,15 +282,15 @@ def read_curve(run: Path) -> list[dict[str, Any]]:
 
 def write_curve(run: Path, curve: list[dict[str, Any]]) -> None:
     """``curve.json`` and ``curve.csv``, each replaced atomically."""
-    tmp = run / ".curve.json.tmp"
-    tmp.write_text(json.dumps(curve, indent=1) + "\n")
-    os.replace(tmp, run / "curve.json")
-    tmp = run / ".curve.csv.tmp"
-    with tmp.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(curve)
-    os.replace(tmp, run / "curve.csv")
+    write_json_atomic(run / "curve.json", curve, indent=1)
+
+    def write_csv(tmp: Path) -> None:
+        with tmp.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(curve)
+
+    write_atomic(run / "curve.csv", write_csv)
 
 
 def drop_curve_after(run: Path, step: int) -> None:
@@ -309,8 +316,9 @@ def purge_tensorboard(tb: Path, step: int) -> None:
 
 
 def plot_curves(curve: list[dict[str, Any]], path: Path, game: str) -> None:
-    """Write :func:`draw_curves` to ``path`` (PNG)."""
-    draw_curves(curve, game).savefig(path, dpi=110)
+    """Write :func:`draw_curves` to ``path`` (PNG), whole or not at all."""
+    figure = draw_curves(curve, game)
+    write_atomic(path, lambda tmp: figure.savefig(tmp, dpi=110))
 
 
 def draw_curves(curve: list[dict[str, Any]], game: str, ax: Axes | None = None) -> Figure:

@@ -9,16 +9,13 @@ failing later with a shape error (or, worse, playing nonsense).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import signal
-import threading
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tablegym.files import WriteError, write_atomic
 from tablegym.games import env_class
 
 FORMAT = "tablegym-ppo-1"
@@ -43,42 +40,33 @@ def training_meta(game: str, tables: list[dict[str, Any]]) -> dict[str, Any]:
     return {**game_meta(game, tables[0]), "player_counts": counts}
 
 
-@contextlib.contextmanager
-def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block ends, then act on the first one that came.
-
-    torch's zip writer turns a KeyboardInterrupt raised inside it into a RuntimeError while
-    closing the half-written file, so Ctrl-C during a save would end the run with a traceback
-    and no checkpoint at the current step. Outside the main thread signals cannot arrive.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[tuple[int, Any]] = []
-    held = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda *got: caught.append(got)) for sig in held}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if caught:
-        signum, frame = caught[0]
-        handler = previous[signum]
-        if callable(handler):
-            handler(signum, frame)
-        elif handler == signal.SIG_DFL:
-            signal.raise_signal(signum)
-
-
 def save_atomic(model: Any, path: str | os.PathLike, meta: dict[str, Any]) -> None:
-    """Write ``model`` to ``path`` via a temporary file and a rename: never half a file."""
-    path = Path(path)
+    """Write ``model`` to ``path`` via a temporary file and a rename: never half a file.
+
+    A failed write (a full disk) leaves the previous file and raises
+    :class:`tablegym.files.WriteError`.
+    """
     model.tablegym_meta = {**meta, "num_timesteps": int(model.num_timesteps)}
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
-    with signals_deferred():
-        model.save(tmp)
-        os.replace(tmp, path)
+    write_atomic(path, model.save)
+
+
+def save_or_keep(model: Any, path: str | os.PathLike, meta: dict[str, Any]) -> str:
+    """Save ``model`` to ``path`` once more after a failed write; what ``path`` now holds.
+
+    For the last words of a run that failed to write something: the checkpoint is retried, and
+    where the retry fails too the previous checkpoint, if any, is what remains.
+    """
+    path = Path(path)
+    try:
+        save_atomic(model, path, meta)
+        return f"retried the checkpoint: saved {path} at step {model.num_timesteps}"
+    except WriteError:
+        pass
+    try:
+        kept = read_meta(path)["num_timesteps"]
+    except (FileNotFoundError, ValueError):
+        return f"the checkpoint could not be saved either, and {path} holds none"
+    return f"the checkpoint could not be saved either; kept {path} at step {kept}"
 
 
 def read_meta(path: str | os.PathLike) -> dict[str, Any]:

@@ -98,7 +98,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import json
 import math
 import multiprocessing
 import os
@@ -124,9 +123,10 @@ if __package__ in (None, ""):
 
 from agents.base import GameView  # noqa: E402
 from tablegym.cli import OneLineParser  # noqa: E402
+from tablegym.files import WriteError, write_atomic, write_json_atomic  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, check_game, env_class  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
-from tablegym.records import append_record, check_writable, make_record, write_record  # noqa: E402
+from tablegym.records import check_writable, make_record, write_record, write_record_lines  # noqa: E402
 from tablegym.vector import VectorGame, random_actions  # noqa: E402
 from training.registry import make_agent  # noqa: E402
 
@@ -761,21 +761,26 @@ CSV_FIELDS = (
 def write_outputs(result: dict[str, Any], out: Path) -> list[Path]:
     """Write ``out`` (JSON), the CSV and the PNG beside it; return the three paths."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json_atomic(out, result)
     csv_path, png_path = out.with_suffix(".csv"), out.with_suffix(".png")
-    with csv_path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        for row in result["agents"]:
-            lo, hi = row["win_rate_ci"]
-            writer.writerow({**row, "win_rate_lo": lo, "win_rate_hi": hi})
+
+    def write_csv(tmp: Path) -> None:
+        with tmp.open("w", newline="") as f:
+            writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
+            writer.writeheader()
+            for row in result["agents"]:
+                lo, hi = row["win_rate_ci"]
+                writer.writerow({**row, "win_rate_lo": lo, "win_rate_hi": hi})
+
+    write_atomic(csv_path, write_csv)
     plot(result, png_path)
     return [out, csv_path, png_path]
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """Write :func:`draw_win_rates` of ``result`` to ``path`` (PNG)."""
-    draw_win_rates(result).savefig(path, dpi=100)
+    """Write :func:`draw_win_rates` of ``result`` to ``path`` (PNG), whole or not at all."""
+    figure = draw_win_rates(result)
+    write_atomic(path, lambda tmp: figure.savefig(tmp, dpi=100))
 
 
 def draw_win_rates(result: dict[str, Any], ax: Axes | None = None) -> Figure:
@@ -822,9 +827,10 @@ def table(result: dict[str, Any]) -> str:
 def write_crosstable(result: dict[str, Any], out: Path) -> list[Path]:
     """Write a :func:`crosstable` result to ``out`` (JSON) and its heat map beside it (PNG)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json_atomic(out, result)
     png_path = out.with_suffix(".png")
-    draw_crosstable(result).savefig(png_path, dpi=100)
+    figure = draw_crosstable(result)
+    write_atomic(png_path, lambda tmp: figure.savefig(tmp, dpi=100))
     return [out, png_path]
 
 
@@ -1030,12 +1036,7 @@ def write_records(result: dict[str, Any], where: Path) -> Path:
         for r in result["results"]
     ]  # fmt: skip
     if where.suffix == ".jsonl":
-        tmp = where.with_name(where.name + ".tmp")
-        tmp.write_text("")
-        for record in records:
-            append_record(tmp, record)
-        tmp.replace(where)
-        return where
+        return write_record_lines(where, records)
     for r, record in zip(result["results"], records):
         write_record(where / f"game_{r['index']:05d}.json", record)
     return where
@@ -1084,6 +1085,8 @@ def cli() -> None:
     try:
         main()
     except (ValueError, FileNotFoundError) as err:
+        sys.exit(f"error: {err}")
+    except WriteError as err:  # a full disk after the games: the files before it are whole
         sys.exit(f"error: {err}")
     except KeyboardInterrupt:
         sys.exit("error: interrupted; the tournament was stopped and nothing was written")

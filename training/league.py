@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tablegym.files import write_atomic, write_json_atomic
 from training.collector import (
     RunningRate,
     SelfPlayVecEnv,
@@ -103,6 +103,8 @@ class Exploiter:
         before = self.model.num_timesteps
         self.model.learn(samples, reset_num_timesteps=False)
         made = self.model.num_timesteps - before
+        if made <= 0:  # the league would wait for its samples forever
+            raise RuntimeError(f"exploiter {self.index} made no samples in a rollout")
         self.samples_on_target += made
         return made
 
@@ -198,14 +200,9 @@ class League:
         """Add the exploiter's policy to the pool, then restart it against the newest main."""
         import torch
 
-        from training.checkpoints import signals_deferred
-
         policy = frozen(exploiter.model.policy)
         path = self.run / "pool" / f"expl_{main.num_timesteps:010d}.pt"
-        tmp = path.with_name(f".{path.name}.tmp")
-        with signals_deferred():
-            torch.save(policy.state_dict(), tmp)
-            os.replace(tmp, path)
+        write_atomic(path, lambda tmp: torch.save(policy.state_dict(), tmp))
         selfplay.add_snapshot(policy, self.args.pool_size, role="exploiter")
         for old in sorted(path.parent.glob("expl_*.pt"))[: -self.args.pool_size]:
             old.unlink()
@@ -216,17 +213,12 @@ class League:
         """Each exploiter's weights and the league's log, written atomically."""
         import torch
 
-        from training.checkpoints import signals_deferred
-
-        with signals_deferred():
-            for exploiter in self.exploiters:
-                path = self.run / f"exploiter_{exploiter.index}.pt"
-                tmp = path.with_name(f".{path.name}.tmp")
-                torch.save(exploiter.model.policy.state_dict(), tmp)
-                os.replace(tmp, path)
-            tmp = self.run / ".league.json.tmp"
-            tmp.write_text(json.dumps({"joined": self.joined, "tests": self.log}, indent=1))
-            os.replace(tmp, self.run / "league.json")
+        for exploiter in self.exploiters:
+            weights = exploiter.model.policy.state_dict()
+            write_atomic(self.run / f"exploiter_{exploiter.index}.pt",
+                         lambda tmp, w=weights: torch.save(w, tmp))  # fmt: skip
+        write_json_atomic(self.run / "league.json", {"joined": self.joined, "tests": self.log},
+                          indent=1)  # fmt: skip
 
 
 def main_table(tables: list[dict[str, Any]], game: str) -> dict[str, Any]:

@@ -45,6 +45,7 @@ if __package__ in (None, ""):
 
 from agents.base import GameView  # noqa: E402
 from tablegym.cli import OneLineParser  # noqa: E402
+from tablegym.files import WriteError  # noqa: E402
 from tablegym.games import GAMES, PLAYER_COUNTS, env_class  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
 from tablegym.records import check_writable, record_of_env, write_record  # noqa: E402
@@ -286,7 +287,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(summary(env, args.agents, style))
     if args.record is not None:
-        path = write_record(args.record, record_of_env(env, args.game, options, seed, args.agents))
+        record = record_of_env(env, args.game, options, seed, args.agents)
+        try:
+            path = write_record(args.record, record)
+        except WriteError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
         print(f"wrote {path}")
     return 0
 

@@ -27,8 +27,12 @@ atomically), ``best.zip``, ``pool/`` (snapshots and exploiters), ``exploiter_K.p
 ``curves.png`` (evaluations), ``warm_start.json``, ``summary.json`` (results, samples/s, where
 the time went) and ``tb/`` (TensorBoard). A directory that holds a run is never reused
 silently: continue it with ``--resume DIR`` (to its recorded ``--timesteps``, or a new target;
-settings that change the model are refused) or start afresh with ``--overwrite``. Ctrl-C and
-SIGTERM save a checkpoint at the current step and exit with one line.
+settings that change the model are refused, others are listed and kept in config.json's
+``history``) or start afresh with ``--overwrite`` (the old run is removed only once the new one
+has a checkpoint: ``training.rundir``). A checkpoint is written as PPO starts and every
+``--checkpoint-every`` samples or ``--checkpoint-minutes``; Ctrl-C and SIGTERM save one at the
+current step and exit with one line, and so does a full disk (docs/training.md, "Run
+directories").
 """
 
 from __future__ import annotations
@@ -50,8 +54,19 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
+from tablegym.files import WriteError, thread_write_errors_quiet, write_json_atomic  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
+from training.rundir import (  # noqa: E402
+    ASIDE,
+    HISTORY,
+    describe_changes,
+    drop_aside,
+    remove,
+    restore_aside,
+    set_aside,
+    write_config,
+)
 
 if TYPE_CHECKING:
     from agents.catalog import BatchPolicy
@@ -195,6 +210,13 @@ class Args:
     checkpoint_every: int = field(
         default=1_000_000, metadata={"help": "samples between checkpoints"}
     )
+    # A checkpoint of the default run (King Up!, 256 games, 128,128) is 1.5 MB written in
+    # 11-14 ms (docs/training.md, "Run directories"): every 2 minutes is 0.01% of the run.
+    checkpoint_minutes: float = field(
+        default=2.0,
+        metadata={"help": "minutes between checkpoints as well (0: by samples only); one is "
+                  "also written as PPO starts, so a killed run loses at most this much"},
+    )  # fmt: skip
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
     n_steps: int = field(default=8192, metadata={"help": "learner samples per PPO update"})
     batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
@@ -361,7 +383,7 @@ class Args:
         positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size",
                     "exploiter_check", "exploiter_budget")  # fmt: skip
         at_least_zero = ("snapshot_every", "eval_every", "eval_games", "checkpoint_every",
-                         "max_minutes", "exploiters", "pfsp_power",
+                         "checkpoint_minutes", "max_minutes", "exploiters", "pfsp_power",
                          "mix_concentration")  # fmt: skip
         for name in positive + at_least_zero:
             value = self.epochs() if name == "n_epochs" else getattr(self, name)
@@ -437,6 +459,7 @@ def read_config(path: str) -> dict[str, Any]:
         raise ValueError(f"--config {path}: invalid JSON ({err})") from None
     if not isinstance(values, dict):
         raise ValueError(f"--config {path}: expected a JSON object of options")
+    values.pop(HISTORY, None)  # a run's config.json may serve as --config
     types = {f.name: f.type for f in dataclasses.fields(Args)}
     for key, value in values.items():
         if key not in types or key in ("config", "resume"):
@@ -482,10 +505,7 @@ def prepare_run(args: Args, given: frozenset[str]) -> tuple[Args, Path, int]:
             raise ValueError(f"--out {run} is a file, not a directory")
         held = [name for name in RUN_FILES if (run / name).exists()]
         if held and not args.overwrite:
-            raise ValueError(
-                f"{run} already holds a run ({held[0]}); continue it with --resume {run} "
-                "or replace it with --overwrite"
-            )
+            raise ValueError(_refusal(run, held))
         _check_writable(run)
         return args, run, 0
     run = Path(args.resume)
@@ -493,9 +513,14 @@ def prepare_run(args: Args, given: frozenset[str]) -> tuple[Args, Path, int]:
         run = run.parent
     recorded_path = run / "config.json"
     if not recorded_path.is_file():
-        raise ValueError(f"--resume {run}: no run there (config.json missing)")
-    step = int(read_meta(run / "checkpoint.zip")["num_timesteps"])
-    recorded = Args(**{**json.loads(recorded_path.read_text()), "resume": None, "config": None})
+        held = [name for name in RUN_FILES if (run / name).exists()]
+        fix = f"replace its files with --out {run} --overwrite" if held else "start one with --out"
+        raise ValueError(f"--resume {run}: no run there (config.json missing); {fix}")
+    checkpoint = run / "checkpoint.zip"
+    # A run stopped before its first checkpoint starts again from the beginning.
+    step = int(read_meta(checkpoint)["num_timesteps"]) if checkpoint.exists() else 0
+    settings = {k: v for k, v in read_recorded(recorded_path).items() if k != HISTORY}
+    recorded = Args(**{**settings, "resume": None, "config": None})
     for name in MODEL_SETTINGS:
         if name in given and getattr(args, name) != getattr(recorded, name):
             raise ValueError(
@@ -509,6 +534,31 @@ def prepare_run(args: Args, given: frozenset[str]) -> tuple[Args, Path, int]:
     return merged.check(), run, step
 
 
+def _refusal(run: Path, held: list[str]) -> str:
+    """Why a new run may not start in ``run``, and the commands that would work there."""
+    if (run / "config.json").is_file():
+        message = (f"{run} already holds a run ({held[0]}); continue it with --resume {run} "
+                   "or replace it with --overwrite")  # fmt: skip
+    else:
+        message = (f"{run} holds files of a run ({held[0]}) but no config.json to resume; "
+                   "replace them with --overwrite or choose another --out")  # fmt: skip
+    if (run / ASIDE).exists():
+        message += f" ({run / ASIDE} keeps the run an interrupted --overwrite was replacing)"
+    return message
+
+
+def read_recorded(path: Path) -> dict[str, Any]:
+    """The settings recorded in a run's config.json (ValueError if unreadable)."""
+    try:
+        values = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: invalid JSON ({err})") from None
+    unknown = set(values) - {f.name for f in dataclasses.fields(Args)} - {HISTORY}
+    if unknown:
+        raise ValueError(f"{path}: unknown settings {', '.join(sorted(unknown))}")
+    return values
+
+
 def _check_writable(run: Path) -> None:
     """ValueError naming ``run`` if the run's files could not be written there."""
     probe_dir = run
@@ -518,23 +568,28 @@ def _check_writable(run: Path) -> None:
         raise ValueError(f"--out {run}: cannot write in {probe_dir}")
 
 
-def clean_run(run: Path, resume_step: int | None) -> None:
-    """Make ``run`` ready: emptied of an old run (overwrite) or of what followed its checkpoint.
+def run_paths(run: Path) -> list[Path]:
+    """The files of a run in ``run`` (those of RUN_FILES and RUN_GLOBS that exist)."""
+    named = [run / name for name in RUN_FILES if (run / name).exists()]
+    return named + [p for pattern in RUN_GLOBS for p in run.glob(pattern)]
 
-    On resume, evaluations newer than the checkpoint are dropped (a killed run may have
-    written some), TensorBoard is told to discard its points from that step on, and
-    temporary files of interrupted writes are removed.
+
+def clean_run(run: Path, resume_step: int | None, overwrite: bool = False) -> None:
+    """Make ``run`` ready: emptied of an old run or of what followed its checkpoint.
+
+    A new run's ``--overwrite`` moves the old run aside (``training.rundir``) until the new
+    one has a checkpoint; other leftovers (a run that never saved one) are removed. On resume,
+    evaluations newer than the checkpoint are dropped (a killed run may have written some),
+    TensorBoard is told to discard its points from that step on, and temporary files of
+    interrupted writes are removed.
     """
     from training.callbacks import drop_curve_after, purge_tensorboard
 
     if resume_step is None:
-        for path in [run / name for name in RUN_FILES] + [
-            p for pattern in RUN_GLOBS for p in run.glob(pattern)
-        ]:
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+        if overwrite:
+            set_aside(run, run_paths(run))
+        else:
+            remove(run_paths(run))
     else:
         drop_curve_after(run, resume_step)
         purge_tensorboard(run / "tb", resume_step)
@@ -655,7 +710,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
 
     from agents.catalog import batched_heuristic
     from training.callbacks import TrainingCallback, load_pool
-    from training.checkpoints import check_meta, read_meta, training_meta
+    from training.checkpoints import check_meta, read_meta, save_atomic, save_or_keep, training_meta
     from training.collector import (
         PoolStats,
         SelfPlayPPO,
@@ -669,7 +724,9 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     # busy process that wait cost 10x the run's speed (measured), and the env is ~1% anyway.
     numba.set_num_threads(1)
     started = time.monotonic()
-    resuming = args.resume is not None
+    checkpoint = run / "checkpoint.zip"
+    # A run stopped before its first checkpoint starts again from the beginning.
+    resuming = args.resume is not None and checkpoint.is_file()
     tables = args.table_options()
     meta = training_meta(args.game, tables)
     heuristic = batched_heuristic(args.game)
@@ -680,15 +737,19 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         pfsp=PoolStats(power=args.pfsp_power), concentration=args.mix_concentration,
     )  # fmt: skip
     if resuming:
-        check_meta(read_meta(run / "checkpoint.zip"), meta, run / "checkpoint.zip")
+        check_meta(read_meta(checkpoint), meta, checkpoint)
+    recorded = read_recorded(run / "config.json") if args.resume else None
     created = not run.exists()
     model = None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         run.mkdir(parents=True, exist_ok=True)
-        clean_run(run, start_step if resuming else None)
+        clean_run(run, start_step if resuming else None, overwrite=args.overwrite)
         (run / "pool").mkdir(exist_ok=True)
-        _write_json(run / "config.json", dataclasses.asdict(args.resolved()))
+        changed = write_config(
+            run / "config.json", dataclasses.asdict(args.resolved()), start_step, recorded
+        )
+        _say_resumed(args, run, resuming, changed)
         if resuming:
             settings = ppo_settings(args)
             model = SelfPlayPPO.load(
@@ -702,8 +763,11 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
             else:
                 stats = warm_start(model, args, tables, heuristic)
                 if stats is not None:
-                    _write_json(run / "warm_start.json", stats)
+                    write_json_atomic(run / "warm_start.json", stats)
         model.ent_start = args.entropy() if "ent" in args.annealed() else None
+        if not resuming:  # the warm start's work is kept, and an old run replaced only now
+            save_atomic(model, checkpoint, meta)
+            drop_aside(run)
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(
             total_timesteps=max(0, args.timesteps - model.num_timesteps),
@@ -711,23 +775,32 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
             reset_num_timesteps=not resuming,
             tb_log_name="ppo",
         )
+        if model.num_timesteps <= start_step:
+            raise SystemExit(f"error: the run made no samples (it stayed at step {start_step})")
         return callback.finish(model)
     except KeyboardInterrupt as stop:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the save below must not be cut short
-        if model is not None and model.num_timesteps > 0:
-            from training.checkpoints import save_atomic
-
-            save_atomic(model, run / "checkpoint.zip", meta)
-            what = "stopped" if isinstance(stop, _Stopped) else "interrupted"
+        _ignore_signals()  # the save below must not be cut short
+        what = "stopped" if isinstance(stop, _Stopped) else "interrupted"
+        if model is not None and checkpoint.is_file():
+            try:
+                save_atomic(model, checkpoint, meta)
+            except WriteError as err:
+                kept = save_or_keep(model, checkpoint, meta)
+                raise SystemExit(f"error: {what}; {err}; {kept}") from None
             raise SystemExit(
-                f"{what} at step {model.num_timesteps}; saved {run / 'checkpoint.zip'} "
+                f"{what} at step {model.num_timesteps}; saved {checkpoint} "
                 f"(continue with --resume {run})"
             ) from None
-        _discard(run, created)
-        raise SystemExit("interrupted before the first step; nothing saved") from None
+        raise SystemExit(f"{what} before the first checkpoint; {_discard(run, created)}") from None
+    except OSError as err:  # a full disk, from any writer (TensorBoard's has no file name)
+        _ignore_signals()
+        cause = err if isinstance(err, WriteError) else f"{err.filename or run}: {err.strerror}"
+        if model is None or not checkpoint.is_file():
+            raise SystemExit(f"error: {cause}; {_discard(run, created)}") from None
+        kept = save_or_keep(model, checkpoint, meta)
+        raise SystemExit(f"error: {cause}; {kept} (continue with --resume {run})") from None
     except BaseException:
-        if model is None or model.num_timesteps == 0:
+        if model is None or not checkpoint.is_file():
             _discard(run, created)
         raise
     finally:
@@ -735,16 +808,28 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         env.close()
 
 
-def _discard(run: Path, created: bool) -> None:
-    """Remove a run directory this start made before anything worth keeping was in it."""
-    if created and not (run / "checkpoint.zip").exists():
+def _ignore_signals() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _say_resumed(args: Args, run: Path, resuming: bool, changed: dict[str, list[Any]]) -> None:
+    """One line on how a resume starts: from the beginning, and with which changes."""
+    if args.resume and not resuming:
+        print(f"{run} has no checkpoint: its run starts from the beginning", flush=True)
+    if changed:
+        print(f"resume: changed {describe_changes(changed)} (history in config.json)", flush=True)
+
+
+def _discard(run: Path, created: bool) -> str:
+    """Undo a start that saved nothing: remove a directory it made, or put back the run an
+    ``--overwrite`` set aside; what the directory holds now, in words."""
+    if created:
         shutil.rmtree(run, ignore_errors=True)
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+        return "nothing saved"
+    if restore_aside(run, run_paths(run)):
+        return f"nothing saved; {run} holds the run it was replacing again"
+    return "nothing saved"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -753,9 +838,12 @@ def main(argv: list[str] | None = None) -> None:
         args, given = parse_args(argv)
         args, run, step = prepare_run(args, given)
         if args.resume and step >= args.timesteps:
-            print(f"{run} is at step {step}, at or past --timesteps {args.timesteps}: done")
-            return
-        summary = train(args, run, step)
+            raise ValueError(
+                f"{run} is at step {step}, at or past --timesteps {args.timesteps}: nothing to "
+                f"do; continue it with --resume {run} --timesteps N for a larger N"
+            )
+        with thread_write_errors_quiet():  # TensorBoard's writer thread: one line, not two
+            summary = train(args, run, step)
     except (ValueError, FileNotFoundError) as err:
         sys.exit(f"error: {err}")
     print(f"done: {json.dumps(summary, indent=2)}")

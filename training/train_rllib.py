@@ -48,6 +48,13 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
+from tablegym.files import (  # noqa: E402
+    WriteError,
+    os_error,
+    thread_write_errors_quiet,
+    write_atomic,
+    write_json_atomic,
+)
 from tablegym.games import DEFAULT_PLAYERS, GAMES, rules_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
 
@@ -467,7 +474,14 @@ class Run:
         final = self.dir / "checkpoint"
         tmp = self.dir / f".checkpoint.{os.getpid()}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        self.algo.save_to_path(str(tmp.resolve()))
+        try:
+            self.algo.save_to_path(str(tmp.resolve()))
+        except Exception as err:  # a full disk: the previous checkpoint stays
+            shutil.rmtree(tmp, ignore_errors=True)
+            cause = os_error(err)
+            if cause is None:
+                raise
+            raise WriteError(final, cause) from None
         progress = {"env_steps": self.steps, "iteration": int(self.algo.iteration)}
         _write_json(tmp / "tablegym_meta.json", {**self.meta, **progress})
         old = self.dir / f".checkpoint.{os.getpid()}.old"
@@ -508,12 +522,14 @@ class Run:
 
     def _write_curve(self) -> None:
         _write_json(self.dir / "curve.json", self.curve)
-        tmp = self.dir / ".curve.csv.tmp"
-        with tmp.open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS)
-            writer.writeheader()
-            writer.writerows(self.curve)
-        os.replace(tmp, self.dir / "curve.csv")
+
+        def write_csv(tmp: Path) -> None:
+            with tmp.open("w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=CURVE_FIELDS)
+                writer.writeheader()
+                writer.writerows(self.curve)
+
+        write_atomic(self.dir / "curve.csv", write_csv)
 
     def finish(self, iteration: int, started: float) -> dict[str, Any]:
         """Plot, summary.json; the run's summary."""
@@ -541,9 +557,11 @@ def _read_json(path: Path, default: Any) -> Any:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, indent=1) + "\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, value, indent=1)
+
+
+class NoSamplesError(RuntimeError):
+    """The run's iterations sampled no env steps: nothing was trained."""
 
 
 def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -569,7 +587,7 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
             else:
                 _write_json(run_dir / "config.json", dataclasses.asdict(args))
                 run.start_league()
-            iteration = algo.iteration
+            iteration = first = algo.iteration
             while iteration < args.iterations:
                 result = algo.train()
                 iteration = algo.iteration
@@ -587,6 +605,7 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
                     run.checkpoint()
                 if evaluate_now or last:
                     run.evaluate(iteration)
+            check_sampled(run.steps, saved.get("env_steps", 0), iteration - first)
             return run.finish(iteration, started)
         finally:
             algo.stop()
@@ -595,16 +614,36 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
             ray.shutdown()
 
 
+def check_sampled(steps: int, steps_before: int, iterations: int) -> None:
+    """NoSamplesError unless the ``iterations`` run since ``steps_before`` sampled env steps.
+
+    RLlib ends an iteration whose env runners return nothing within its sample timeout with
+    zero steps and no error; a loaded machine made every iteration of a run end that way.
+    """
+    if iterations > 0 and steps <= steps_before:
+        raise NoSamplesError(
+            f"the run sampled no env steps in {iterations} iteration(s) (RLlib's env runners "
+            "returned nothing within its sample timeout); nothing was trained"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point ``tablegym-train-rllib``."""
     argv = sys.argv[1:] if argv is None else argv
+    args = Args()
     try:
         args = parse_args(argv)
-        summary = train(args, given_flags(argv))
+        with thread_write_errors_quiet():  # TensorBoard's writer thread: one line, not two
+            summary = train(args, given_flags(argv))
     except KeyboardInterrupt:
         sys.exit(130)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, NoSamplesError) as err:
         sys.exit(f"error: {err}")
+    except OSError as err:  # a full disk, from any writer (TensorBoard's has no file name)
+        cause = err if isinstance(err, WriteError) else f"{err.filename}: {err.strerror}"
+        saved = args.run_dir() / "checkpoint"
+        kept = f"kept {saved} as last saved" if saved.is_dir() else "no checkpoint was saved"
+        sys.exit(f"error: {cause}; {kept}")
     print(f"done: {json.dumps(summary, indent=2)}")
 
 
