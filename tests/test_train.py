@@ -369,3 +369,29 @@ def test_init_starts_from_a_trained_policy_at_other_table_sizes(tmp_path, capsys
                       "--out", str(tmp_path / "x")], capsys)  # fmt: skip
     assert "--init" in line and "not found" in line
     assert not (tmp_path / "x").exists()
+
+
+def test_tensorboard_tags_and_their_steps(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from training import tags
+
+    run = tmp_path / "run"
+    run_train("--game", "updown", "--out", str(run), *TINY, "--exploiter-check", "256",
+              "--exploiter-share", "0.5")  # fmt: skip
+    events = EventAccumulator(str(next((run / "tb").iterdir()))).Reload()
+    scalars = set(events.Tags()["scalars"])
+    for opponent in ("random", "heuristic", "pool"):
+        points = events.Scalars(tags.EVAL_WIN_RATE.format(opponent))
+        assert points[0].step == 0  # the evaluation before training, at step 0
+        assert [p.step for p in points] == sorted({p.step for p in points})
+    assert {tags.EPISODE_REWARD, tags.SAMPLES_PER_SECOND, tags.PROBE_GAIN} <= scalars
+    kinds = {t.rpartition("_vs_")[2] for t in scalars if t.startswith("selfplay/win_rate_vs_")}
+    assert kinds and kinds <= {"random", "heuristic", "pool", "fixed"}
+    assert all(
+        0 <= p.value <= 1 for k in kinds for p in events.Scalars(f"selfplay/win_rate_vs_{k}")
+    )
+    rollout_steps = [p.step for p in events.Scalars(tags.SAMPLES_PER_SECOND)]
+    assert rollout_steps[0] > 0 and all(
+        p.value > 0 for p in events.Scalars(tags.SAMPLES_PER_SECOND)
+    )

@@ -50,6 +50,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, rules_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
+from training import tags  # noqa: E402
 
 MAIN = "main"
 BASELINES = ("random", "heuristic")
@@ -447,7 +448,7 @@ class Run:
             fh.write(json.dumps(row) + "\n")
         step = self.steps
         for key, tag in (
-            ("main_return_mean", "charts/main_return_mean"),
+            ("main_return_mean", tags.EPISODE_REWARD),
             ("episode_len_mean", "charts/episode_len_mean"),
             ("illegal_moves", "charts/illegal_moves"),
             ("policy_loss", "losses/policy_loss"),
@@ -460,6 +461,7 @@ class Run:
             self.tb.add_scalar(
                 "charts/env_steps_per_second", self.args.train_batch_size / row["seconds"], step
             )
+            self.tb.add_scalar(tags.SAMPLES_PER_SECOND, row["main_steps"] / row["seconds"], step)
         return row
 
     def checkpoint(self) -> Path:
@@ -497,7 +499,7 @@ class Run:
                 "mean_score": me["mean_score"], "fair": 1 / n,
             }  # fmt: skip
             self.curve.append(row)
-            self.tb.add_scalar(f"eval/win_rate_vs_{opponent}", row["win_rate"], self.steps)
+            self.tb.add_scalar(tags.EVAL_WIN_RATE.format(opponent), row["win_rate"], self.steps)
             self.tb.add_scalar(f"eval/mean_score_vs_{opponent}", row["mean_score"], self.steps)
             if self.args.progress:
                 print(
@@ -569,6 +571,9 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
             else:
                 _write_json(run_dir / "config.json", dataclasses.asdict(args))
                 run.start_league()
+                if args.eval_every:  # the untrained policy, at step 0, as train.py does
+                    run.checkpoint()
+                    run.evaluate(0)
             iteration = algo.iteration
             while iteration < args.iterations:
                 result = algo.train()
