@@ -47,7 +47,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
+from tablegym.cli import dataclass_parser, given_flags, require_extra  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, rules_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
 from training import tags  # noqa: E402
@@ -604,6 +604,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point ``tablegym-train-rllib``."""
     argv = sys.argv[1:] if argv is None else argv
     try:
+        require_extra("rllib", "tablegym-train-rllib")
         args = parse_args(argv)
         summary = train(args, given_flags(argv))
     except KeyboardInterrupt:
