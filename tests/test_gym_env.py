@@ -139,6 +139,7 @@ def test_illegal_reward_none_raises_naming_the_action():
         ({"opponents": "alphazero"}, "unknown agent spec"),
         ({"seat": 4}, "seat must be None"),
         ({"num_players": 9}, "num_players"),
+        ({"opponents": "ppo:updown"}, "ppo:updown is the updown bot and cannot play kingup"),
     ],
 )
 def test_bad_options_are_one_line_value_errors(kwargs, message):
@@ -174,3 +175,11 @@ def test_recipes_single_seat(name):
         assert ns["done"] and np.isfinite(ns["episode_return"])
     else:
         assert 0 <= ns["illegal"] <= 50
+
+
+def test_a_builtin_bot_at_a_table_size_it_never_played_is_refused_in_one_line():
+    pytest.importorskip("torch")
+    message = "trained for num_players 2, but this game has 4"
+    with pytest.raises(ValueError, match=message) as raised:
+        gymnasium.make(IDS["updown"], num_players=4, opponents="ppo:updown")
+    assert "\n" not in str(raised.value)

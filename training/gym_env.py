@@ -67,6 +67,7 @@ class SingleSeatEnv(gymnasium.Env):
     ):
         self.game_name = check_game(game)
         self.game = env_class(game)(render_mode=render_mode, **options)
+        self.options = {**options, "num_players": self.game.config.num_players}
         self.render_mode = render_mode
         n = self.game.config.num_players
         if seat is not None and (isinstance(seat, bool) or seat not in range(n)):
@@ -144,7 +145,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def _agent_options(self, spec: str) -> dict[str, Any]:
         # A trained bot checks the game options it was trained for; the others take none.
-        return {"num_players": self.game.config.num_players} if spec.startswith(LOADED) else {}
+        return self.options if spec.startswith(LOADED) else {}
 
     def _play_others(self) -> float:
         """Move for the other seats until the learner is to act or the game ends; the
