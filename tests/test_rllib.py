@@ -155,7 +155,9 @@ def test_league_mapping_keeps_one_learner_seat_and_agrees_per_episode():
 def local_ray():
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    # A Ray of its own, whatever cluster /tmp/ray/ray_current_cluster names (the two-node test's).
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")  # fmt: skip
     yield ray
     ray.shutdown()
 

@@ -361,7 +361,9 @@ def start_ray(args: Args) -> bool:
         if os.environ.get("RAY_ADDRESS"):
             ray.init(**quiet)
         else:
-            ray.init(num_cpus=local_cpus(args), include_dashboard=False, **quiet)
+            # address="local": a new Ray of its own, even where /tmp/ray still names a cluster
+            # that another run started (and that may be gone), which plain ray.init would join.
+            ray.init(address="local", num_cpus=local_cpus(args), include_dashboard=False, **quiet)
         return True
     try:
         ray.init(address=args.address, **quiet)
