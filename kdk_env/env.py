@@ -52,7 +52,7 @@ Rewards (option ``reward``)
 
 Options
     ``num_players`` 2..5 (4), ``level`` 8 | 9 | 10 (10), ``deck_mode`` ``"one_colour"`` |
-    ``"own_decks"``, ``num_rounds`` ≥ 1 (6), ``max_round_steps`` ≥ 200 (2000),
+    ``"own_decks"``, ``num_rounds`` 1..100 (6), ``max_round_steps`` ≥ 200 (2000),
     ``first_opener`` None | seat, ``auto_pass`` bool (False; faster, but who is asked then
     reveals hand information), ``reward`` ``"score"`` | ``"win"``, ``render_mode`` None |
     ``"ansi"`` | ``"human"``.

@@ -52,9 +52,11 @@ other figure in ``one_colour``, 15 and 10 in ``own_decks``), pile sizes up to th
 <!-- end layout -->
 
 [a] The bottom min(draw_count, its size) cards of that draw pile come from it (§3.4 step 1);
-a second recycle forgets the first. [b] Each lay of the figure by its owner lowers the count:
-observers cannot tell which copy went. [c] Set when ``auto_pass`` skips the player in a window
-(no hand figure fits the top); cleared when he draws. [d] WEITER traitors included. The phases
+recycling a non-empty pile replaces it, an empty one keeps it. [b] A copy leaving the hand
+(a lay from the hand, a swap into a slot, WEITER) lowers the count, as observers cannot tell
+which copy went; a lay from a slot does not. [c] Set when ``auto_pass`` skips the player in a
+window (no hand figure fits the top); cleared when he draws and when his hand leaves (round
+end, elimination). [d] WEITER traitors included. The phases
 are OPEN, FREE_OPEN, WINDOW, DUTY, FINISH, SP_DECLARE, SLOT_PICK, SWAP, GAME_OVER.
 
 Hidden from an observer: the other hands, every draw-pile order, the other draw-pile
@@ -101,6 +103,7 @@ from kdk_env.rules import (
     DECKS,
     MAX_COMBO_PTS,
     MAX_PLAYERS,
+    MAX_ROUNDS,
     MAX_TOPUPS,
     NUM_FIGURES,
     NUM_SLOTS,
@@ -114,7 +117,7 @@ P = MAX_PLAYERS
 F = NUM_FIGURES
 MAX_PILE = max(sum(d) for d in DECKS.values())  # 135
 COMBO_CLIP = 22  # CLAIM_LATE reaches 11 points at 22 cards; no longer combo scores more
-ROUNDS_SHOWN = 100  # num_rounds is shown up to this many (params_of is exact up to here)
+ROUNDS_SHOWN = MAX_ROUNDS  # num_rounds / ROUNDS_SHOWN is shown; make_config allows no more
 COPIES = "0–copies of f"  # range_doc of the per-figure counts
 
 
@@ -306,7 +309,7 @@ def _start(n: int, level: int, num_rounds: int, deck_mode: str, auto_pass: bool)
     vec[AT["seats"] : AT["seats"] + n] = 1
     vec[AT["status"] : AT["status"] + 3 * n : 3] = 1  # status ACTIVE
     vec[AT["level"] + level - 8] = 1
-    vec[AT["num_rounds"]] = min(num_rounds, ROUNDS_SHOWN)
+    vec[AT["num_rounds"]] = num_rounds
     vec[AT["deck_mode"]] = deck_mode == "own_decks"
     vec[AT["auto_pass"]] = auto_pass
     vec.flags.writeable = False

@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 _STATUS = {ACTIVE: "active", FINISHED: "finished", ELIMINATED: "out (SP)"}
+LEGEND = """\
+Legend: figures T (traitor) 1-10 K A. Box: the cards laid this trick, oldest first, each with
+  its owner (p1 = player_1); * a WEITER traitor; top: the card to beat. duty: who must serve
+  next; queue: who may still throw in this window. > the seat to act. Per player: status
+  (#k: place this round; out (SP): eliminated by shuffle pressure), hand, draw and played pile
+  sizes, ann (announced combo N; x announced and failed; - none), combo (cards in the combo),
+  serves (since the announcement), slots (level 10 slot figures; . empty), score (game total)."""
 
 
 def _cards(counts: tuple[int, ...]) -> str:

@@ -60,6 +60,9 @@ _NO_SLOTS = (-1, -1, -1)
 SP_THRESHOLD = 6  # T3a: "fewer than 6 draw cards" (§6.2)
 MAX_COMBO_PTS = 11
 MAX_TOPUPS = 3
+# The observation shows num_rounds as num_rounds / MAX_ROUNDS, and the round and score fields
+# scale with it: more rounds could not be decoded from an observation, so they are refused.
+MAX_ROUNDS = 100
 
 # -- action ids (§8.1) -------------------------------------------------------------------------
 LAY_HAND = 0
@@ -244,7 +247,7 @@ def make_config(**options: object) -> Config:
         num_players=n,
         level=check_choice("level", o["level"], (8, 9, 10)),
         deck_mode=check_choice("deck_mode", o["deck_mode"], tuple(DECKS)),
-        num_rounds=check_int("num_rounds", o["num_rounds"], 1),
+        num_rounds=check_int("num_rounds", o["num_rounds"], 1, MAX_ROUNDS),
         max_round_steps=check_int("max_round_steps", o["max_round_steps"], 200),
         first_opener=opener,
         auto_pass=check_choice("auto_pass", o["auto_pass"], (False, True)),

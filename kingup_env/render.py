@@ -67,6 +67,19 @@ def to_text(state: State, viewer: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def round_summary(before: State, after: State) -> str | None:
+    """What the table learns when the step ``before -> after`` ends a round: the candidate
+    crowned, each seat's points and its favourites (revealed at the scoring); None otherwise."""
+    if len(after.round_scores) == len(before.round_scores):
+        return None
+    points, cards = after.round_scores[-1], after.revealed[-1]
+    lines = [f"Round {len(after.round_scores)} over: {NAMES[after.king]} is crowned king"]
+    for seat, (got, card) in enumerate(zip(points, cards)):
+        names = ", ".join(NAMES[c] for c in FAVOURITE_CARDS[card])
+        lines.append(f"  player_{seat}: {got:+d} points (favourites {names})")
+    return "\n".join(lines)
+
+
 def _favourites(state: State, viewer: int) -> list[str]:
     """Names on ``viewer``'s favourite card; none before the deal and after the game."""
     card = state.favourites[viewer]

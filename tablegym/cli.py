@@ -1,9 +1,12 @@
-"""What the command lines share: argparse whose errors are one line."""
+"""What the command lines share: argparse whose errors are one line, and the one-line error of
+a command or agent that needs an extra that is not installed."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
+from importlib import metadata
 from typing import Any
 
 
@@ -61,3 +64,40 @@ def given_flags(argv: list[str]) -> frozenset[str]:
     """Option names set on a command line (``--num-games 8`` -> ``num_games``)."""
     names = {a[2:].split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
     return frozenset(n[3:] if n.startswith("no_") else n for n in names)
+
+
+def missing_of_extra(extra: str, dist: str = "tablegym") -> list[str]:
+    """The distributions that ``pip install 'tablegym[EXTRA]'`` would add and that are not
+    installed, read from the installed package's own requirements (an extra that names other
+    extras of tablegym, as ``rllib`` names ``train``, includes theirs). Empty where tablegym
+    itself is not installed (a source checkout): nothing to compare against."""
+    try:
+        requires = metadata.requires(dist) or []
+    except metadata.PackageNotFoundError:
+        return []
+    missing: list[str] = []
+    for line in requires:
+        requirement, _, marker = line.partition(";")
+        if not re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker):
+            continue
+        name, extras = re.match(r"\s*([\w.-]+)(?:\[([^\]]*)\])?", requirement).groups()
+        if name == dist:
+            for inner in (extras or "").split(","):
+                missing += [m for m in missing_of_extra(inner.strip(), dist) if m not in missing]
+            continue
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return missing
+
+
+def require_extra(extra: str, what: str) -> None:
+    """ValueError in one line if ``what`` (a command, an agent spec) cannot run because the
+    extra ``extra`` is not installed; it names the extra and what is missing."""
+    missing = missing_of_extra(extra)
+    if missing:
+        raise ValueError(
+            f"{what} needs the {extra} extra: pip install 'tablegym[{extra}]' "
+            f"(not installed: {', '.join(missing)})"
+        )

@@ -22,7 +22,9 @@ The HTML page
     slider, back/next buttons (and the arrow keys), the move played at each step and a
     viewpoint switch; ``page.html#step=40&view=0`` opens a step and view. Each position is
     shown as the game's picture (``render.draw``, drawn in the page as SVG; ``everything``
-    shows every seat's picture side by side) above its text (``render.to_text``). Both are
+    shows every seat's picture side by side, as many to a row as fit with the smallest text
+    at 9 px or more, so it stays readable on a 1400 px screen) above its text
+    (``render.to_text``). Both are
     stored compactly, as a KdK game has hundreds to thousands of steps: the pictures as
     shapes (:mod:`tablegym.picture`), every distinct shape once and each picture as the
     numbers of its shapes; the text as every distinct line once, each position as the line
@@ -274,6 +276,7 @@ def _progress(states: list[Any], shown: bool) -> Any:
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>%(title)s</title>
 <style>
+html { overflow-y: scroll; }  /* a scrollbar that comes and goes would change the row width */
 body { font-family: sans-serif; margin: 1.2em; background: #fafafa; color: #222; }
 #bar { display: flex; gap: .6em; align-items: center; flex-wrap: wrap; }
 #slider { flex: 1; min-width: 16em; }
@@ -388,6 +391,8 @@ function picture(ids, caption) {
   figure.appendChild(label);
   return figure;
 }
+const READABLE = 9;  // px: the smallest picture text, scaled, is at least this large
+const MIN_FONT = Math.min(...D.shapes.filter(s => s[0] !== "r").map(s => s[4]), 12);
 function drawPictures(step, v) {
   const views = D.pictures[step], box = document.getElementById("picture");
   const [w] = D.size;
@@ -395,7 +400,15 @@ function drawPictures(step, v) {
   if (v === "all") shown = D.players.map((p, s) => [views[s + 1], "as " + p + " sees it"]);
   else if (v === "public") shown = [[views[0], "public"]];
   else shown = [[views[Number(v) + 1], "as " + D.players[Number(v)] + " sees it"]];
-  const width = v === "all" ? Math.min(w, 1400 / Math.min(shown.length, 3)) : w * 1.4;
+  // Everything: as many pictures side by side as fit at a readable size (the smallest text at
+  // READABLE px), sharing the row's width; one picture: 1.4 times its size, within the page.
+  const gap = parseFloat(getComputedStyle(box).columnGap) || 0, avail = box.clientWidth - 2;
+  let width = Math.min(w * 1.4, avail);
+  if (shown.length > 1) {
+    const least = w * READABLE / MIN_FONT;
+    const cols = Math.max(1, Math.min(shown.length, Math.floor((avail + gap) / (least + gap))));
+    width = Math.max(least, (avail + gap) / cols - gap - 2);
+  }
   box.replaceChildren(...shown.map(([ids, caption]) => {
     const f = picture(ids, caption);
     f.style.width = width + "px";
@@ -407,6 +420,7 @@ function go(delta) { slider.value = Math.min(Math.max(Number(slider.value) + del
   Number(slider.max)); show(); }
 slider.addEventListener("input", show);
 view.addEventListener("change", show);
+window.addEventListener("resize", show);
 document.getElementById("prev").addEventListener("click", () => go(-1));
 document.getElementById("next").addEventListener("click", () => go(1));
 document.addEventListener("keydown", e => {

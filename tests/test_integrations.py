@@ -212,10 +212,11 @@ def test_recipe_links_in_readme_and_doc_point_at_headings():
 
 def test_every_recipe_is_run_by_a_test():
     tested = {"sb3", "tianshou", "parallel", "supersuit", "cleanrl"} | HEAVY_RECIPES
+    tested |= {"gym_maskable", "gym_ppo"}  # tests/test_gym_env.py
     assert set(recipes()) == tested
 
 
-def test_recipe_sb3_maskable_ppo_via_pettingzoo_make():
+def test_recipe_sb3_maskable_ppo_self_play():
     pytest.importorskip("sb3_contrib")
     ns = run_recipe("sb3")
     assert ns["model"].num_timesteps >= 256

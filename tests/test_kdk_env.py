@@ -229,3 +229,22 @@ def test_docstring_is_the_docs_page():
     module_doc = importlib.import_module("kdk_env.env").__doc__
     assert "ANNOUNCE_N" in module_doc and "Version history" in module_doc
     assert "| `hand` |" in O.__doc__ and "| `level` |" in O.__doc__  # generated tables
+
+
+def test_num_rounds_decodes_exactly_at_every_allowed_value():
+    for num_rounds in range(1, R.MAX_ROUNDS + 1):
+        cfg = R.make_config(num_players=3, num_rounds=num_rounds)
+        state = R.initial_state(cfg, np.random.default_rng(8000))
+        obs = O.encode(state._replace(score=(-1, 7, 0)), 0)
+        params = O.params_of(obs)
+        assert params["num_rounds"] == num_rounds
+        raw = O.LAYOUT.decode(obs, raw=True, **params)
+        assert raw["round"][0] == pytest.approx(1, abs=1e-4)
+        assert raw["score"][:3] == pytest.approx([-1, 7, 0], abs=1e-4)
+
+
+@pytest.mark.parametrize("num_rounds", [0, R.MAX_ROUNDS + 1, 150])
+def test_num_rounds_beyond_what_the_observation_encodes_is_refused(num_rounds):
+    with pytest.raises(ValueError, match="num_rounds must be an integer from 1 to 100") as raised:
+        R.make_config(num_rounds=num_rounds)
+    assert "\n" not in str(raised.value)

@@ -891,3 +891,49 @@ def test_action_ids_encode_and_decode():
     assert R.slot_action(R.SLOT_PICK, 2, 10) == 111 and R.slot_action(R.SLOT_SWAP, 0, 0) == 36
     assert [R.announce_size(R.announce_action(n)) for n in range(3, 12)] == list(range(3, 12))
     assert R.announce_action(3) == R.ANNOUNCE and R.announce_action(11) == R.ABORT - 1
+
+
+# -- the four recall readings of docs/kdk_rules.md ("What a player who remembers ...") ------------
+@pytest.mark.parametrize("level", [8, 9])
+def test_recycling_an_empty_played_pile_keeps_recycled(level):
+    kw = dict(
+        phase=Phase.DUTY, to_play=0, duty=0, hands={0: (1, 2), 1: (5,), 2: (3,)},
+        top=11, top_owner=2, box=((2, 11, False),), draws={0: ()},
+        recycled=(counts(4, 6), counts(), counts()),
+    )  # fmt: skip
+    s = act(build(level, 3, **kw), FAIL)  # nothing to recycle: the bottom is still the 4 and 6
+    assert s.recycled[0] == counts(4, 6) and sum(s.played[0]) == 0
+    s = act(build(level, 3, **kw, played={0: counts(7, 8)}), FAIL)  # a pile replaces it
+    assert s.recycled[0] == counts(7, 8)
+
+
+def test_a_lay_from_a_slot_keeps_taken():
+    s = build(
+        10, 3, phase=Phase.WINDOW, to_play=0, duty=1, queue=(0, 2),
+        hands={0: (1, 4)}, slots={0: (4, -1, -1)}, taken=(counts(4), counts(), counts()),
+        top=4, top_owner=2, box=((2, 4, False),),
+    )  # fmt: skip
+    t = act(s, R.LAY_SLOT)  # the slot's 4 is thrown; the taken 4 is still in the hand
+    assert t.slots[0] == (-1, -1, -1) and t.hand[0] == counts(1, 4)
+    assert t.taken[0] == counts(4)
+
+
+def test_a_taken_figure_swapped_into_a_slot_lowers_taken():
+    s = build(
+        10, 3, phase=Phase.SWAP, to_play=2, queue=(2,), hands={2: (5, 5, 7)},
+        slots={2: (9, -1, -1)}, taken=(counts(), counts(), counts(5)),
+    )  # fmt: skip
+    t = act(s, R.slot_action(R.SLOT_SWAP, 0, 5))  # a 5 goes to the slot, the 9 to the hand
+    assert t.slots[2] == (5, -1, -1) and t.hand[2] == counts(5, 7, 9)
+    assert t.taken[2] == counts(9)  # nobody can tell which 5 went; the 9 is known
+
+
+def test_lacks_clear_at_round_end_and_on_elimination():
+    no_5 = 1 << 5
+    s = build(
+        10, 3, phase=Phase.DUTY, to_play=0, duty=0, hands={0: (1, 2), 1: (7,), 2: (3, 3)},
+        top=4, top_owner=1, box=((1, 4, False),), draws={0: ()}, lacks=(no_5, no_5, 0),
+    )  # fmt: skip
+    t = act(s, FAIL)  # level 10: P0 cannot draw his penalty card, shuffle pressure
+    assert t.status[0] == ELIMINATED and t.lacks == (0, no_5, 0)
+    assert end_round_now(s).lacks == (0, 0, 0)

@@ -17,7 +17,7 @@ from helpers import make, random_playout
 
 from tablegym.records import read_records, replay
 from tablegym.replay import is_visible
-from training.play import move_table, parse_move
+from training.play import QuitError, Style, ask_human, move_table, parse_move, play
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -147,7 +147,11 @@ def test_moves_are_read_by_id_or_unambiguous_name():
     rules = env.rules
     assert parse_move(str(legal[3]), rules, legal) == legal[3]
     assert parse_move("  Place   alighiero on FLOOR 2 ", rules, legal) == 1
-    assert parse_move("place alig", rules, legal) == "'place alig' could be any of 4 moves"
+    names = ", ".join(f"place Alighiero on floor {f}" for f in (1, 2, 3, 4))
+    assert parse_move("place alig", rules, legal) == f"'place alig' could be {names}"
+    many = parse_move("place", rules, legal)  # the first few, and how many more
+    assert many.startswith("'place' could be place Alighiero on floor 1, ")
+    assert many.endswith(f" and {len(legal) - 6} more") and many.count(", ") == 5
     assert parse_move("66", rules, legal) == "66 is not a legal move"
     assert parse_move("dance", rules, legal) == "'dance' is not a legal move"
     table = move_table(rules, legal, width=80)
@@ -184,3 +188,48 @@ def test_hidden_choices_are_hidden_and_open_moves_are_shown():
             assert visible == (last or not choice)
             votes.add((last, choice))
     assert (False, True) in votes and (True, True) in votes
+
+
+def test_a_single_legal_move_is_played_without_asking():
+    for env in random_playout(make("kdk", 3), seed=2):
+        if len(env.legal_actions()) == 1:
+            break
+    else:
+        raise AssertionError("no position with one legal move")
+    seat, lines = env.game_state.to_play, []
+
+    def read(prompt):
+        raise AssertionError("asked although only one move was legal")
+
+    assert ask_human(env, seat, read, lines.append, Style(False)) == env.legal_actions()[0]
+    assert lines == [f"--- player_{seat}: one legal move, played for you ---"]
+
+
+def test_kingup_tells_each_round_end_its_king_points_and_favourites():
+    from kingup_env.rules import FAVOURITE_CARDS, NAMES
+
+    lines = []
+    specs = ["heuristic", "random", "random"]
+    env = play("kingup", specs, 6, {"num_players": 3}, write=lines.append)
+    state = env.game_state
+    told = [line for line in lines if " over: " in line]
+    assert len(told) == len(state.round_scores) == state.num_rounds
+    last = told[-1].splitlines()
+    assert last[0] == f"Round {state.num_rounds} over: {NAMES[state.king]} is crowned king"
+    for seat, line in enumerate(last[1:]):
+        names = ", ".join(NAMES[c] for c in FAVOURITE_CARDS[state.revealed[-1][seat]])
+        points = state.round_scores[-1][seat]
+        assert line == f"  player_{seat}: {points:+d} points (favourites {names})"
+
+
+def test_kdk_explains_its_symbols_to_a_human():
+    from kdk_env.render import LEGEND
+
+    lines, answers = [], iter(["?", "q"])
+    with pytest.raises(QuitError):
+        play("kdk", ["human", "random"], 1, {"num_players": 2, "num_rounds": 1},
+             read=lambda prompt: next(answers), write=lines.append)  # fmt: skip
+    assert lines[1] == LEGEND  # after the table's first line
+    assert any(line.endswith(LEGEND) and line != LEGEND for line in lines)  # with ?
+    for symbol in ("T (traitor)", "* a WEITER traitor", "duty", "ann", "slots", "out (SP)"):
+        assert symbol in LEGEND

@@ -8,6 +8,7 @@ import json
 import os
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -170,9 +171,9 @@ class Browser:
 
     FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-pipe", "--window-size=1000,900")  # fmt: skip
+             "--remote-debugging-pipe")  # fmt: skip
 
-    def __init__(self, profile: Path):
+    def __init__(self, profile: Path, width: int = 1000, height: int = 900):
         to_browser, self._write = os.pipe()
         self._read, from_browser = os.pipe()
 
@@ -181,7 +182,8 @@ class Browser:
             os.dup2(from_browser, 4)
 
         self.proc = subprocess.Popen(
-            [CHROMIUM, *self.FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            [CHROMIUM, *self.FLAGS, f"--window-size={width},{height}",
+             f"--user-data-dir={profile}", "about:blank"],
             pass_fds=(3, 4), preexec_fn=fds, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
@@ -347,3 +349,43 @@ def test_the_page_in_headless_chromium(tmp_path):
         assert errors(browser.events) == []
     finally:
         browser.close()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.skipif(sys.platform != "linux", reason="the DevTools pipe is set up for Linux")
+@pytest.mark.parametrize(("game", "n"), [("kingup", 6), ("updown", 4), ("kdk", 5)])
+def test_everything_stays_readable_at_1400_px(game, n, tmp_path):
+    """Every seat's picture at once, on a 1400 px wide window: no sideways scrolling, the
+    smallest text of every picture at 9 px or more, two pictures to a row; a screenshot."""
+    rec = record(game, n, seed=1, **({} if game == "updown" else {"num_rounds": 1}))
+    page = tmp_path / "game.html"
+    page.write_text(to_html(Game(rec)))
+    browser = Browser(tmp_path / "profile", width=1400, height=1000)
+    try:
+        browser.call("Emulation.setDeviceMetricsOverride", session=True, width=1400,
+                     height=1000, deviceScaleFactor=1, mobile=False)  # fmt: skip
+        browser.call("Page.navigate", session=True, url=page.as_uri() + "#step=5&view=all")
+        browser.wait_for("Page.loadEventFired")
+        layout = browser.js("""(() => {
+            const svgs = [...document.querySelectorAll('#picture svg')];
+            const fonts = svgs.map(svg => {
+                const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                const sizes = [...svg.querySelectorAll('text')].map(
+                    t => Number(t.getAttribute('font-size')));
+                return scale * Math.min(...sizes);
+            });
+            const tops = svgs.map(svg => Math.round(svg.getBoundingClientRect().top));
+            return {width: innerWidth, scroll: document.documentElement.scrollWidth,
+                    pictures: svgs.length, fonts, tops};
+        })()""")
+        shot = browser.call("Page.captureScreenshot", session=True, format="png")
+        assert not errors(browser.events)
+    finally:
+        browser.close()
+    png = base64.b64decode(shot["data"])
+    (tmp_path / "everything.png").write_bytes(png)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] == 1400
+    assert layout["width"] == 1400 and layout["scroll"] <= 1400  # nothing off to the side
+    assert layout["pictures"] == n
+    assert min(layout["fonts"]) >= 9, layout["fonts"]
+    assert layout["tops"][0] == layout["tops"][1]  # two to a row, not one below the other

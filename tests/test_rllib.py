@@ -26,10 +26,11 @@ import pytest
 pytest.importorskip("ray.rllib")
 
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from tablegym.games import observation_of, rules_of  # noqa: E402
 from tablegym.rllib import ENVS  # noqa: E402
-from training import train_rllib  # noqa: E402
+from training import tags, train_rllib  # noqa: E402
 from training.evaluate import evaluate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,7 +155,9 @@ def test_league_mapping_keeps_one_learner_seat_and_agrees_per_episode():
 def local_ray():
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    # A Ray of its own, whatever cluster /tmp/ray/ray_current_cluster names (the two-node test's).
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")  # fmt: skip
     yield ray
     ray.shutdown()
 
@@ -175,8 +178,17 @@ def test_one_iteration_trains_checkpoints_and_evaluates(game, local_ray, tmp_pat
     assert rows[0]["illegal_moves"] == 0
     assert sum(rows[0]["env_steps_by_node"].values()) == rows[0]["env_steps"]
     assert {r["opponent"] for r in summary["final"].values()} == {"random", "heuristic"}
-    assert (run / "curve.csv").read_text().count("\n") == 3  # header + two baselines
-    assert list((run / "tb").iterdir())
+    # header + two baselines before training (at step 0) and after the iteration
+    assert (run / "curve.csv").read_text().count("\n") == 5
+    assert [r["step"] for r in json.loads((run / "curve.json").read_text())][:2] == [0, 0]
+    # The tags train.py writes too (training/tags.py), at the run's env steps.
+    events = EventAccumulator(str(run / "tb")).Reload()
+    written = set(events.Tags()["scalars"])
+    baselines = train_rllib.BASELINES
+    expected = {tags.SAMPLES_PER_SECOND, *(tags.EVAL_WIN_RATE.format(o) for o in baselines)}
+    if rows[0]["main_return_mean"] is not None:
+        expected.add(tags.EPISODE_REWARD)
+    assert expected <= written
     assert json.loads((run / "league.json").read_text())["from_iteration"] == [1, 0]
     # The policy plays through the evaluation harness, which refuses any illegal move.
     lineup = [f"rllib:{run}"] + ["random"] * (opts["num_players"] - 1)

@@ -610,3 +610,29 @@ def test_overwrite_keeps_the_old_run_aside_and_config_history_accumulates(tmp_pa
         "history": [{"step": 512, "changed": {"lr": [1, 2]}},
                     {"step": 1024, "changed": {"lr": [2, 3]}}],
     }  # fmt: skip
+
+
+def test_tensorboard_tags_and_their_steps(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from training import tags
+
+    run = tmp_path / "run"
+    run_train("--game", "updown", "--out", str(run), *TINY, "--exploiter-check", "256",
+              "--exploiter-share", "0.5")  # fmt: skip
+    events = EventAccumulator(str(next((run / "tb").iterdir()))).Reload()
+    scalars = set(events.Tags()["scalars"])
+    for opponent in ("random", "heuristic", "pool"):
+        points = events.Scalars(tags.EVAL_WIN_RATE.format(opponent))
+        assert points[0].step == 0  # the evaluation before training, at step 0
+        assert [p.step for p in points] == sorted({p.step for p in points})
+    assert {tags.EPISODE_REWARD, tags.SAMPLES_PER_SECOND, tags.PROBE_GAIN} <= scalars
+    kinds = {t.rpartition("_vs_")[2] for t in scalars if t.startswith("selfplay/win_rate_vs_")}
+    assert kinds and kinds <= {"random", "heuristic", "pool", "fixed"}
+    assert all(
+        0 <= p.value <= 1 for k in kinds for p in events.Scalars(f"selfplay/win_rate_vs_{k}")
+    )
+    rollout_steps = [p.step for p in events.Scalars(tags.SAMPLES_PER_SECOND)]
+    assert rollout_steps[0] > 0 and all(
+        p.value > 0 for p in events.Scalars(tags.SAMPLES_PER_SECOND)
+    )

@@ -3,7 +3,9 @@
 Evaluations play the current policy in batch (``training.collector.evaluate_batched``): in one
 seat, rotated from game to game, against random or heuristic players in every other seat, in
 this process. Results are appended to ``curve.csv`` / ``curve.json``, logged to TensorBoard
-under ``eval/`` and drawn in ``curves.png``.
+under ``eval/`` at the step they were made (step 0 before training) and drawn in
+``curves.png``. After each rollout the training games' reward and win rate per opponent kind
+and the samples per second are logged too; :mod:`training.tags` names every tag.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from stable_baselines3.common.callbacks import BaseCallback
 
 from tablegym.files import write_atomic, write_json_atomic
+from training import tags
 from training.league import League, main_table, selection_score
 
 if TYPE_CHECKING:
@@ -62,11 +65,13 @@ class TrainingCallback(BaseCallback):
         self._learn_started = 0.0
         self._first_step = 0
         self._checkpointed = time.monotonic()  # train.py saves one as PPO starts
+        self._rate_from = (0, 0.0)  # (step, time.monotonic()) of the last samples/s point
 
     # -- SB3 hooks --------------------------------------------------------------------------
     def _on_training_start(self) -> None:
         step = self._first_step = self.num_timesteps
         self._learn_started = time.monotonic()
+        self._rate_from = (step, self._learn_started)
         if self.args.max_minutes > 0:
             self._deadline = self.started + 60 * self.args.max_minutes
         # Always set: a resumed checkpoint holds the budget of the process that saved it.
@@ -111,6 +116,16 @@ class TrainingCallback(BaseCallback):
             self.logger.record("league/pool_size", len(rates))
             self.logger.record("league/pool_max_rate", max(rates))
             self.logger.record("league/pool_mean_rate", float(sum(rates) / len(rates)))
+        # SB3 writes these at the end of this rollout, at the step they describe.
+        reward, rates = self.selfplay.game_stats.take()
+        if reward is not None:
+            self.logger.record(tags.EPISODE_REWARD, reward)
+        for kind, rate in rates.items():
+            self.logger.record(tags.SELFPLAY_WIN_RATE.format(kind), rate)
+        now, (step, then) = time.monotonic(), self._rate_from
+        if now > then and self.num_timesteps > step:
+            self.logger.record(tags.SAMPLES_PER_SECOND, (self.num_timesteps - step) / (now - then))
+        self._rate_from = (self.num_timesteps, now)
 
     def _on_training_end(self) -> None:
         if self._bar is not None:
@@ -161,7 +176,7 @@ class TrainingCallback(BaseCallback):
         started = time.monotonic()
         options = main_table(self.tables, self.args.game)
         n, step = options["num_players"], self.num_timesteps
-        rows = []
+        rows, scalars = [], {}
         for opponent in OPPONENTS:
             wins, games = self._play(opponent, options, seed=self.args.seed + 7 * step + 1)
             low, high = wilson(wins, games)
@@ -170,14 +185,15 @@ class TrainingCallback(BaseCallback):
                 "ci_low": low, "ci_high": high, "games": games, "fair": 1 / n,
             }  # fmt: skip
             rows.append(row)
-            self.logger.record(f"eval/win_rate_vs_{opponent}", row["win_rate"])
+            scalars[tags.EVAL_WIN_RATE.format(opponent)] = row["win_rate"]
             self._say(
                 f"step {step}: win rate vs {opponent} {row['win_rate']:.3f} "
                 f"[{low:.3f}, {high:.3f}] (fair {1 / n:.3f})"
             )
         self.curve.extend(rows)
         score = selection_score(rows)
-        self.logger.record("eval/selection_score", score)
+        scalars["eval/selection_score"] = score
+        self._log_now(scalars)
         if score > self.best:
             from training.checkpoints import save_atomic
 
@@ -208,6 +224,12 @@ class TrainingCallback(BaseCallback):
             wins += result["win_rate"] * result["games"]
             played += result["games"]
         return wins, played
+
+    def _log_now(self, scalars: dict[str, float]) -> None:
+        """Write ``scalars`` at the current step now: ``logger.record`` would hold them until
+        SB3's next dump, after the rollout (the step-0 evaluation showed at step 4096)."""
+        for output in self.logger.output_formats:
+            output.write(scalars, dict.fromkeys(scalars), self.num_timesteps)
 
     def _say(self, message: str) -> None:
         if self._bar is not None:

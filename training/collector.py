@@ -147,6 +147,34 @@ def _beats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a > b) + 0.5 * (a == b)
 
 
+class GameStats:
+    """Sums over finished training games since the last :meth:`take`: the learner's reward
+    per game and, per opponent kind at the table, how often the learner beat it."""
+
+    def __init__(self) -> None:
+        self.reward, self.games = 0.0, 0
+        self.wins: dict[str, list[float]] = {}  # kind -> [wins, games]
+
+    def record(self, mine: np.ndarray, theirs: dict[str, np.ndarray]) -> None:
+        """Fold in games: the learner's mean reward per game, each kind's (NaN: absent)."""
+        self.reward += float(mine.sum())
+        self.games += mine.size
+        for kind, rewards in theirs.items():
+            met = ~np.isnan(rewards)
+            if met.any():
+                total = self.wins.setdefault(kind, [0.0, 0])
+                total[0] += float(_beats(mine[met], rewards[met]).sum())
+                total[1] += int(met.sum())
+
+    def take(self) -> tuple[float | None, dict[str, float]]:
+        """The mean reward per game (None without games) and the win rate per kind met;
+        the sums start again."""
+        reward = self.reward / self.games if self.games else None
+        rates = {kind: wins / games for kind, (wins, games) in self.wins.items()}
+        self.__init__()
+        return reward, rates
+
+
 class SelfPlayVecEnv(VecEnv):
     """The self-play tables as one SB3 VecEnv: env i is game slot i.
 
@@ -207,6 +235,7 @@ class SelfPlayVecEnv(VecEnv):
         self.decisions = dict.fromkeys(KINDS, 0)
         self.seconds = dict.fromkeys(KINDS, 0.0)
         self.seconds_env = 0.0  # stepping the tables (rules or engine)
+        self.game_stats = GameStats()
 
     # -- seats -------------------------------------------------------------------------
     def _deal_kinds(self, slots: np.ndarray) -> None:
@@ -285,6 +314,12 @@ class SelfPlayVecEnv(VecEnv):
         met = ~np.isnan(fixed)
         if met.any():
             self.fixed_rate.record(_beats(mine[met], fixed[met]))
+        self.game_stats.record(mine, {
+            "random": _mean_where(returns, kinds == RANDOM),
+            "heuristic": _mean_where(returns, kinds == HEURISTIC),
+            "pool": theirs,
+            "fixed": fixed,
+        })  # fmt: skip
 
     @property
     def learner(self) -> np.ndarray:

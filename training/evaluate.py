@@ -122,7 +122,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.base import GameView  # noqa: E402
-from tablegym.cli import OneLineParser  # noqa: E402
+from tablegym.cli import OneLineParser, require_extra  # noqa: E402
 from tablegym.files import WriteError, write_atomic, write_json_atomic  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, check_game, env_class  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
@@ -1044,6 +1044,7 @@ def write_records(result: dict[str, Any], where: Path) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the CLI; returns the result dict."""
+    require_extra("train", "tablegym-evaluate")  # progress bar, ratings, heat map, ppo: specs
     args = build_parser().parse_args(argv)
     options = check_args(args)
     if args.crosstable is not None:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from tablegym.files import write_atomic, write_json_atomic
+from training import tags
 from training.collector import (
     RunningRate,
     SelfPlayVecEnv,
@@ -187,6 +188,7 @@ class League:
         exploiter.tests.append(entry)
         self.log.append(entry)
         logger.record(f"league/exploiter_{exploiter.index}_win_rate", rate)
+        logger.record(tags.PROBE_GAIN, rate - fair)
         # Its rate of beating the target in its own training games, for the curves.
         logger.record(f"league/exploiter_{exploiter.index}_training_rate",
                       exploiter.env.fixed_rate.rate)  # fmt: skip

@@ -13,7 +13,10 @@ game options go through ``--option KEY=VALUE``).
 A human seat sees the position from its own seat (``render.to_text(state, viewer=seat)``: its
 hand or favourites and the public state, never another seat's hidden cards) and its legal
 moves, each with its action id and its name. Type the id or the name (any unambiguous start
-of it, case ignored); ``?`` lists the moves again, ``q`` quits. Every move is printed as it is
+of it, case ignored; an ambiguous one lists the moves it could be); ``?`` lists the moves
+again (and the game's legend of symbols, KdK's), ``q`` quits. A move that is the only legal
+one is played without asking. King Up! tells the table at each round end which candidate was
+crowned, each seat's points and the favourites revealed. Every move is printed as it is
 played (``--pause S`` waits S seconds after each bot move); a move that a human at the table
 may not see (a vote or a card kept face down until all have chosen) is printed as "moved
 (hidden)": a move is shown only if it changes every other human seat's observation differently
@@ -53,6 +56,7 @@ from tablegym.replay import is_visible  # noqa: E402
 from training.registry import SPECS, make_agent  # noqa: E402
 
 HUMAN = "human"
+SHOWN = 6  # candidates an ambiguous move name lists
 
 
 class QuitError(Exception):
@@ -112,7 +116,9 @@ def parse_move(text: str, rules: Any, legal: Sequence[int]) -> int | str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        return f"{text!r} could be any of {len(matches)} moves"
+        shown = ", ".join(rules.describe_action(a) for a in matches[:SHOWN])
+        more = f" and {len(matches) - SHOWN} more" if len(matches) > SHOWN else ""
+        return f"{text!r} could be {shown}{more}"
     return f"{text!r} is not a legal move"
 
 
@@ -121,6 +127,9 @@ def ask_human(
 ) -> int:
     """Show ``seat`` its view and moves, read a move until a legal one comes; QuitError on ``q``."""
     rules, legal = env.rules, env.legal_actions()
+    if len(legal) == 1:  # nothing to decide: played for the human, who sees it announced
+        write(style(f"--- player_{seat}: one legal move, played for you ---", "36"))
+        return legal[0]
     write(style(f"--- player_{seat}, your move ---", "1;36"))
     write(env.rendering.to_text(env.game_state, viewer=seat))
     write(move_table(rules, legal))
@@ -132,7 +141,8 @@ def ask_human(
         if text.lower() in ("q", "quit", "exit"):
             raise QuitError(f"player_{seat} quit")
         if text in ("?", "help"):
-            write(move_table(rules, legal))
+            legend = getattr(env.rendering, "LEGEND", None)
+            write(move_table(rules, legal) + (f"\n{legend}" if legend else ""))
             continue
         if not text:
             continue
@@ -167,6 +177,10 @@ def play(
     env.reset(seed=seed)
     write(style(f"{game}, seed {seed}: " + ", ".join(
         f"player_{s} {spec}" for s, spec in enumerate(specs)), "1"))  # fmt: skip
+    legend = getattr(env.rendering, "LEGEND", None)
+    if legend and humans:
+        write(legend)
+    round_summary = getattr(env.rendering, "round_summary", None)
     while not env.rules.is_terminal(env.game_state):
         seat = env.game_state.to_play
         if seat in humans:
@@ -184,7 +198,11 @@ def play(
         write(style(f"player_{seat} ({specs[seat]}): {shown}", "36" if seat in humans else "32"))
         if pause and seat not in humans:
             time.sleep(pause)
+        before = env.game_state
         env.step(action)
+        told = round_summary and round_summary(before, env.game_state)
+        if told:
+            write(style(told, "1;33"))
     return env
 
 

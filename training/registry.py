@@ -33,6 +33,7 @@ from agents import catalog
 from agents.base import Agent
 from agents.ismcts import ISMCTSAgent
 from agents.random_agent import RandomAgent
+from tablegym.cli import require_extra
 from tablegym.games import GAMES, check_game
 from tablegym.options import parse_key_value
 from training import bots
@@ -56,6 +57,7 @@ def make_agent(spec: str, game: str, seed: int | None = None, **options: Any) ->
     elif kind == "ppo" and arg:
         agent = _make_ppo(arg, game, options)
     elif kind == "rllib" and arg:
+        require_extra("rllib", f"the agent spec {spec}")
         from training.rllib_agent import load_rllib_agent  # ray and torch only when asked for
 
         agent = load_rllib_agent(arg, game=game, options=options)
@@ -103,6 +105,7 @@ def _make_ppo(arg: str, game: str, options: dict) -> Agent:
             raise FileNotFoundError(f"the built-in {arg} bot is missing: {path}")
     elif not Path(path).is_file():
         raise FileNotFoundError(f"ppo agent file not found: {path}")
+    require_extra("train", f"the agent spec ppo:{arg}")
     from training.ppo_agent import load_ppo_agent  # torch and sb3 only when a policy is asked for
 
     return load_ppo_agent(path, game=game, options=options)

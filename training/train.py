@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
+from tablegym.cli import dataclass_parser, given_flags, require_extra  # noqa: E402
 from tablegym.files import WriteError, thread_write_errors_quiet, write_json_atomic  # noqa: E402
 from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
@@ -835,6 +835,7 @@ def _discard(run: Path, created: bool) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point ``tablegym-train``."""
     try:
+        require_extra("train", "tablegym-train")
         args, given = parse_args(argv)
         args, run, step = prepare_run(args, given)
         if args.resume and step >= args.timesteps:

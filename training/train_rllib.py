@@ -47,7 +47,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tablegym.cli import dataclass_parser, given_flags  # noqa: E402
+from tablegym.cli import dataclass_parser, given_flags, require_extra  # noqa: E402
 from tablegym.files import (  # noqa: E402
     WriteError,
     os_error,
@@ -57,6 +57,7 @@ from tablegym.files import (  # noqa: E402
 )
 from tablegym.games import DEFAULT_PLAYERS, GAMES, rules_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
+from training import tags  # noqa: E402
 
 MAIN = "main"
 BASELINES = ("random", "heuristic")
@@ -367,7 +368,9 @@ def start_ray(args: Args) -> bool:
         if os.environ.get("RAY_ADDRESS"):
             ray.init(**quiet)
         else:
-            ray.init(num_cpus=local_cpus(args), include_dashboard=False, **quiet)
+            # address="local": a new Ray of its own, even where /tmp/ray still names a cluster
+            # that another run started (and that may be gone), which plain ray.init would join.
+            ray.init(address="local", num_cpus=local_cpus(args), include_dashboard=False, **quiet)
         return True
     try:
         ray.init(address=args.address, **quiet)
@@ -454,7 +457,7 @@ class Run:
             fh.write(json.dumps(row) + "\n")
         step = self.steps
         for key, tag in (
-            ("main_return_mean", "charts/main_return_mean"),
+            ("main_return_mean", tags.EPISODE_REWARD),
             ("episode_len_mean", "charts/episode_len_mean"),
             ("illegal_moves", "charts/illegal_moves"),
             ("policy_loss", "losses/policy_loss"),
@@ -467,6 +470,7 @@ class Run:
             self.tb.add_scalar(
                 "charts/env_steps_per_second", self.args.train_batch_size / row["seconds"], step
             )
+            self.tb.add_scalar(tags.SAMPLES_PER_SECOND, row["main_steps"] / row["seconds"], step)
         return row
 
     def checkpoint(self) -> Path:
@@ -511,7 +515,7 @@ class Run:
                 "mean_score": me["mean_score"], "fair": 1 / n,
             }  # fmt: skip
             self.curve.append(row)
-            self.tb.add_scalar(f"eval/win_rate_vs_{opponent}", row["win_rate"], self.steps)
+            self.tb.add_scalar(tags.EVAL_WIN_RATE.format(opponent), row["win_rate"], self.steps)
             self.tb.add_scalar(f"eval/mean_score_vs_{opponent}", row["mean_score"], self.steps)
             if self.args.progress:
                 print(
@@ -587,6 +591,9 @@ def train(args: Args, given: frozenset[str] = frozenset()) -> dict[str, Any]:
             else:
                 _write_json(run_dir / "config.json", dataclasses.asdict(args))
                 run.start_league()
+                if args.eval_every:  # the untrained policy, at step 0, as train.py does
+                    run.checkpoint()
+                    run.evaluate(0)
             iteration = first = algo.iteration
             while iteration < args.iterations:
                 result = algo.train()
@@ -632,6 +639,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = Args()
     try:
+        require_extra("rllib", "tablegym-train-rllib")
         args = parse_args(argv)
         with thread_write_errors_quiet():  # TensorBoard's writer thread: one line, not two
             summary = train(args, given_flags(argv))
