@@ -18,26 +18,26 @@ from tablegym.games import check_game
 BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
 
 HEURISTICS = {
-    "kingup": "agents.heuristic_kingup:HeuristicKingUp",
-    "updown": "agents.heuristic_updown:HeuristicUpDown",
-    "kdk": "agents.heuristic_kdk:HeuristicKdK",
+    "kingup": "kingup_env.heuristic:HeuristicKingUp",
+    "updown": "updown_env.heuristic:HeuristicUpDown",
+    "kdk": "kdk_env.heuristic:HeuristicKdK",
 }
 # The heuristics' batched forms, ``act_batch(obs, mask, rng) -> actions`` over rows of
 # observations: they decide as the agents above (tests/test_heuristic_*_batch.py), at 2-5 µs a
 # decision (numba twins of King Up! and Up & Down) or 30-50 µs (KdK's planner), for the
 # self-play collector, the warm start and the evaluation during training.
 BATCHED_HEURISTICS = {
-    "kingup": "agents.heuristic_kingup_batch:act_batch",
-    "updown": "agents.heuristic_updown_batch:act_batch",
-    "kdk": "agents.heuristic_kdk:act_batch",
+    "kingup": "kingup_env.heuristic_batch:act_batch",
+    "updown": "updown_env.heuristic_batch:act_batch",
+    "kdk": "kdk_env.heuristic:act_batch",
 }
 # Game knowledge the search may use inside its determinisations (see agents/ismcts.py):
 # a full-state policy for the rollouts and for the other seats inside the tree, each beside its
 # game's heuristic. A game without one would roll out uniformly at random.
 ROLLOUT_POLICIES = {
-    "kingup": "agents.heuristic_kingup:rollout_policy",
-    "updown": "agents.heuristic_updown:rollout_policy",
-    "kdk": "agents.heuristic_kdk:rollout_policy",
+    "kingup": "kingup_env.heuristic:rollout_policy",
+    "updown": "updown_env.heuristic:rollout_policy",
+    "kdk": "kdk_env.heuristic:rollout_policy",
 }
 # Simulations of a bare ``ismcts`` spec: about 0.15-0.25 s of CPU per decision on the engine
 # (the search's default "numba" backend; measured on heuristic games' decisions, 4 players:

@@ -11,11 +11,11 @@ from helpers import random_playout
 
 from agents.base import GameView
 from agents.catalog import DEFAULT_SIMULATIONS, heuristic_class, rollout_policy
-from agents.heuristic_kingup import HeuristicKingUp
 from agents.ismcts import ISMCTSAgent, cutoff_value, terminal_value
 from agents.random_agent import RandomAgent
 from kingup_env import raw_env
 from kingup_env import rules as R
+from kingup_env.heuristic import HeuristicKingUp
 from kingup_env.observation import encode
 from tablegym.games import GAMES, env_class
 from training.evaluate import evaluate

@@ -14,10 +14,10 @@ import pytest
 from kdk_positions import build, greedy
 
 from agents.base import GameView
-from agents.heuristic_kdk import Decision, HeuristicKdK, Seen
 from agents.random_agent import RandomAgent
 from kdk_env import observation, raw_env
 from kdk_env import rules as R
+from kdk_env.heuristic import Decision, HeuristicKdK, Seen
 from kdk_env.rules import Phase
 from training.evaluate import wilson
 

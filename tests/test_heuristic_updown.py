@@ -12,11 +12,11 @@ import pytest
 from updown_positions import ALL_CARDS, C, D, H, S, card, mask
 
 from agents.base import GameView
-from agents.heuristic_updown import HeuristicUpDown
 from agents.random_agent import RandomAgent
 from training.evaluate import wilson
 from updown_env import observation, raw_env
 from updown_env import rules as R
+from updown_env.heuristic import HeuristicUpDown
 from updown_env.rules import DOWN, FLIP, ROLL, UP, Phase, play_action, rotate_action
 
 # The heuristic's win rate must clear the fair share by this much at the Wilson lower bound.

@@ -11,8 +11,8 @@ import pytest
 
 from agents.base import GameView
 from agents.catalog import ROLLOUT_POLICIES, rollout_policy
-from agents.heuristic_kdk import Seen, seen_of_state
 from agents.ismcts import ISMCTSAgent, _paired_z
+from kdk_env.heuristic import Seen, seen_of_state
 from tablegym.games import GAMES, observation_of, rules_of
 from training.evaluate import wilson
 from training.registry import make_agent

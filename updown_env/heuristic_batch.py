@@ -1,4 +1,4 @@
-"""The compiled twin of :class:`agents.heuristic_updown.HeuristicUpDown`: many decisions per call.
+"""The compiled twin of :class:`updown_env.heuristic.HeuristicUpDown`: many decisions per call.
 
 Why it exists: in self-play training (``training/collector.py``) and in the evaluation during
 training, heuristic seats are taken many at once, and the readable agent's ~170 µs a decision
@@ -40,9 +40,9 @@ import hashlib
 import numba as nb
 import numpy as np
 
-from agents.base import batch_of
-from agents.heuristic_updown import DICE, VALUES, HeuristicUpDown, best_weights
+from tablegym.agent import batch_of
 from updown_env import rules
+from updown_env.heuristic import DICE, VALUES, HeuristicUpDown, best_weights
 from updown_env.observation import LAYOUT, OBS_SIZE
 from updown_env.rules import (
     DOWN,
@@ -75,7 +75,7 @@ def _fingerprint() -> str:
 
 if _fingerprint() != FINGERPRINT:
     raise ImportError(
-        f"agents/heuristic_updown_batch.py was written for other constants of rules.py "
+        f"updown_env/heuristic_batch.py was written for other constants of rules.py "
         f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
         "set FINGERPRINT"
     )

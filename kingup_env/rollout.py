@@ -1,6 +1,6 @@
 """King Up!'s rollout module for search on the batched engine (see ``agents/engine_rollout.py``).
 
-:func:`policy` is the compiled twin of ``agents.heuristic_kingup.rollout_policy``: every seat
+:func:`policy` is the compiled twin of ``kingup_env.heuristic.rollout_policy``: every seat
 plays by its own card (votes NO at the measured rates, places and pushes its favourites), on
 one row of ``kingup_env/engine.py`` instead of a ``rules.State``. It draws its uniform numbers
 with ``engine_rollout.uniform`` where the readable policy calls ``rand.random()``, in the same
@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents import engine_rollout as G
-from agents import heuristic_kingup as H
-from agents.engine_rollout import uniform
-from agents.heuristic_kingup import P_CLIMB_OWN, P_PLACE_OWN, P_PUSH_OTHER, P_ROLLOUT_NO
 from kingup_env import engine as E
+from kingup_env import heuristic as H
+from kingup_env.heuristic import P_CLIMB_OWN, P_PLACE_OWN, P_PUSH_OTHER, P_ROLLOUT_NO
+from tablegym import kernels as G
+from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 
 ENGINE = E
@@ -38,7 +38,7 @@ SCRATCH = 2 * E.NUM_POSITIONS
 
 @njit(cache=True)
 def policy(st, consts, rngs):
-    """The rollout policy's move for the seat to play (``heuristic_kingup.rollout_policy``)."""
+    """The rollout policy's move for the seat to play (``kingup_env.heuristic.rollout_policy``)."""
     p = st[E.TO_PLAY]
     own = ON_CARD[st[E.FAVOURITES + p]]
     no_left = st[E.NO_LEFT + p]

@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.base import Agent, GameView, batch_of, legal_counts, legal_ids
 from kdk_env.observation import LAYOUT, OBS_SIZE, params_of
 from kdk_env.rules import (
     AMBASSADOR,
@@ -49,6 +48,7 @@ from kdk_env.rules import (
     legal_actions,
     slot_of,
 )
+from tablegym.agent import Agent, GameView, batch_of, legal_counts, legal_ids
 
 # -- weights ------------------------------------------------------------------------------------
 # The numbers were chosen by seeded tournaments against the greedy play-out policy of
@@ -908,7 +908,7 @@ rollout_policy.bias = 2.0
 # heuristics): the search races the moves at the root on shared determinisations instead.
 rollout_policy.root = "race"
 # Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "agents.rollout_kdk"
+rollout_policy.engine = "kdk_env.rollout"
 
 _DECISIONS: dict[tuple, int | list[tuple[int, float]]] = {}
 _MAX_DECISIONS = 1 << 15

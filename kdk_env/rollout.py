@@ -1,6 +1,6 @@
 """KdK's rollout module for the compiled search rollouts (``agents/engine_rollout.py``).
 
-:func:`policy` is the numba twin of :func:`agents.heuristic_kdk.rollout_policy` on one row of
+:func:`policy` is the numba twin of :func:`kdk_env.heuristic.rollout_policy` on one row of
 the batched engine (``kdk_env/engine.py``) instead of a ``rules.State``: the same seen position
 (``seen_of_state``: the seat to play reads its own hand, draw-pile composition, played pile and
 slots, and what is public), the same ``Decision`` (``choose`` with ``play``, ``finish``,
@@ -74,12 +74,12 @@ import math
 import numpy as np
 from numba import njit
 
-from agents import engine_rollout as G
-from agents import heuristic_kdk as H
-from agents.engine_rollout import uniform
 from kdk_env import engine as E
+from kdk_env import heuristic as H
 from kdk_env import observation as O
 from kdk_env import rules as R
+from tablegym import kernels as G
+from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 
 ENGINE = E
@@ -127,7 +127,7 @@ INF = math.inf
 
 # -- the work array of one decision: the seen position, then scratch ----------------------------
 # One int64 array, allocated once per decision (an allocation costs about 30 ns, a decision
-# about 2 µs): first heuristic_kdk.seen_of_state's fields, which the Decision functions read
+# about 2 µs): first kdk_env.heuristic.seen_of_state's fields, which the Decision functions read
 # as ``sn``, then the scratch of the planner, the candidates and the legal actions.
 (SN_LEVEL, SN_PHASE, SN_DRAW_COUNT, SN_TOP, SN_COMBO, SN_ANNOUNCED, SN_ANN_MADE, SN_SERVES,
  SN_AMB_BANNED) = range(9)  # fmt: skip
@@ -184,7 +184,7 @@ def _seen(st, cfg, sn):
         sn[SN_SLOTS + k] = st[E.SLOTS + S * p + k]
 
 
-# -- hand evaluation (heuristic_kdk's functions of the same names) -------------------------------
+# -- hand evaluation (kdk_env.heuristic's functions of the same names) -----------------------------
 @njit(cache=True)
 def _cost_and_runs(hand):
     """``hand_cost(hand)`` and the number of runs of numbered figures in the hand."""
@@ -290,7 +290,7 @@ def stop_value_of(hand, slots, ann, serves, can_ann, cap):
     return v
 
 
-# -- the decision (heuristic_kdk.Decision; ``sn`` is its seen position) --------------------------
+# -- the decision (kdk_env.heuristic.Decision; ``sn`` is its seen position) ------------------------
 @njit(cache=True, inline="always")
 def _empty(hand):
     """Whether the hand holds no card."""
@@ -793,7 +793,7 @@ def decide(st, consts, actions, values):
 
 @njit(cache=True)
 def policy(st, consts, rngs):
-    """``heuristic_kdk.rollout_policy`` on row ``st``: the same move, drawing the same uniform
+    """``kdk_env.heuristic.rollout_policy`` on row ``st``: the same move, drawing the same uniform
     numbers from ``rngs`` (none with one legal action)."""
     cfg = consts[0]
     w = np.empty(W_SIZE, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""The compiled twin of :class:`agents.heuristic_kingup.HeuristicKingUp`: its decisions, by batch.
+"""The compiled twin of :class:`kingup_env.heuristic.HeuristicKingUp`: its decisions, by batch.
 
 Why it exists: self-play training (``training/collector.py``) seats heuristic opponents in many
 games at once, and at about 120 µs a decision the readable agent took 60–75 % of the wall time.
@@ -41,8 +41,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from agents import heuristic_kingup as H
-from agents.base import batch_of, legal_counts
+from kingup_env import heuristic as H
 from kingup_env.observation import LAYOUT, OBS_SIZE
 from kingup_env.rules import (
     CLIMB,
@@ -59,6 +58,7 @@ from kingup_env.rules import (
     climb_of,
     place_of,
 )
+from tablegym.agent import batch_of, legal_counts
 
 # -- constants, as arrays for the kernels ------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView, legal_ids
+from tablegym.agent import Agent, GameView, legal_ids
 from updown_env.observation import decode
 from updown_env.rules import (
     DOWN,
@@ -358,7 +358,7 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
 # games, "score" 0.30.
 rollout_policy.cutoff = "end"
 # Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "agents.rollout_updown"
+rollout_policy.engine = "updown_env.rollout"
 
 
 def _cards(mask: int) -> list[int]:

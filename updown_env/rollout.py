@@ -1,6 +1,6 @@
 """Up & Down's rollout module for the compiled search rollouts (``agents/engine_rollout.py``).
 
-It mirrors :func:`agents.heuristic_updown.rollout_policy` on one row of the batched engine
+It mirrors :func:`updown_env.heuristic.rollout_policy` on one row of the batched engine
 (``updown_env/engine.py``): the same plan on the same bitmask counts, with the same tables
 (imported from the readable module), the same arithmetic and the same uniform draws in the same
 order, so that given the same numbers both take the same decision. The seat to play reads only
@@ -59,12 +59,11 @@ from math import exp
 import numpy as np
 from numba import njit
 
-from agents import engine_rollout as G
-from agents import heuristic_updown as H
-from agents.engine_rollout import uniform
-from agents.heuristic_updown import ROLLOUT_AGGRESSION, ROLLOUT_DENY, ROLLOUT_KEEP
+from tablegym import kernels as G
+from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 from updown_env import engine as E
+from updown_env import heuristic as H
 from updown_env import rules as R
 from updown_env.engine import (
     CHOOSE,
@@ -86,6 +85,7 @@ from updown_env.engine import (
     _step_row,
     _write_mask,
 )
+from updown_env.heuristic import ROLLOUT_AGGRESSION, ROLLOUT_DENY, ROLLOUT_KEEP
 from updown_env.rules import (
     DOWN,
     FLIP,
