@@ -86,9 +86,14 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
 from kdk_env import observation as O
 from kdk_env import rules as R
+from tablegym import kernels  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
+from tablegym.numba_cache import drop_stale
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (kernels, O, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- the column layout (see the module docstring) ------------------------------------------
 P = R.MAX_PLAYERS  # 5

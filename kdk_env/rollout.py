@@ -84,7 +84,9 @@ from tablegym.numba_cache import drop_stale
 
 ENGINE = E
 # numba caches these kernels by this file alone; the modules compiled into them are not.
-drop_stale(__file__, E, G, H, O, R)
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (E, G, H, O, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 F, S, NUM_ACTIONS = R.NUM_FIGURES, R.NUM_SLOTS, R.NUM_ACTIONS
 TRAITOR, KING, AMBASSADOR = R.TRAITOR, R.KING, R.AMBASSADOR

@@ -42,15 +42,20 @@ parallel region costs microseconds, more than a small batch takes).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 
-import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
+from kingup_env import observation as O
 from kingup_env import rules as R
 from kingup_env.observation import LAYOUT
+from tablegym import kernels  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
+from tablegym.numba_cache import drop_stale
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (kernels, O, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- the column layout (see the module docstring) ------------------------------------------
 ROUND, PHASE, TO_PLAY, STARTER, CROWN, CANDIDATE, LAST, KING, DECK_TOP, ROUNDS_DONE = range(10)
@@ -102,33 +107,6 @@ O_LAST = _at["last_candidate"]
 O_ROUND_SCORES = _at["round_scores"]  # + P * round + relative seat
 O_TOTALS = _at["totals"]
 O_REVEALED = _at["revealed_cards"]  # + P * C * round + C * relative seat + candidate
-
-# numba's cache is keyed on this file alone, so every constant above is frozen into the cached
-# kernels. The digest of those that come from rules.py and observation.py is kept here: if they
-# change, the import fails until this file is updated to them (which also discards the cache).
-FINGERPRINT = "d3fee7ffabef22ac"
-
-
-def _fingerprint() -> str:
-    """Digest of the constants this engine takes from rules.py and observation.py."""
-    parts = (
-        [getattr(R, k) for k in ("NUM_CANDIDATES", "MAX_PLAYERS", "NUM_CARDS", "NUM_FLOORS",
-                                 "CAPACITY", "UNPLACED", "THRONE", "ELIMINATED", "CLIMB", "YES",
-                                 "NO", "NUM_ACTIONS", "MAX_ROUND_SCORE", "REWARDS")],
-        [(p.name, int(p)) for p in R.Phase],
-        [R.place_action(c, f) for c in range(C) for f in range(1, 5)],
-        R.FAVOURITE_CARDS,
-        [(f.name, LAYOUT.at[f.name], LAYOUT.shapes[f.name]) for f in LAYOUT.fields],
-    )  # fmt: skip
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
-if _fingerprint() != FINGERPRINT:
-    raise ImportError(
-        f"kingup_env/engine.py was written for other constants of rules.py/observation.py "
-        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
-        "set FINGERPRINT"
-    )
 
 NUM_POSITIONS = ELIMINATED - UNPLACED + 1  # unplaced, floors 0..5, throne, eliminated
 CHUNK = 16  # rows per prange piece

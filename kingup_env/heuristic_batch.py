@@ -42,6 +42,7 @@ import numba as nb
 import numpy as np
 
 from kingup_env import heuristic as H
+from kingup_env import observation, rules
 from kingup_env.observation import LAYOUT, OBS_SIZE
 from kingup_env.rules import (
     CLIMB,
@@ -58,7 +59,13 @@ from kingup_env.rules import (
     climb_of,
     place_of,
 )
+from tablegym import agent
 from tablegym.agent import batch_of, legal_counts
+from tablegym.numba_cache import drop_stale
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (agent, H, observation, rules)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- constants, as arrays for the kernels ------------------------------------------------------
 

@@ -24,7 +24,9 @@ from tablegym.numba_cache import drop_stale
 
 ENGINE = E
 # numba caches these kernels by this file alone; the modules compiled into them are not.
-drop_stale(__file__, E, G, H)
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (E, G, H)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # ON_CARD[k, c]: candidate c is on favourite card k.
 ON_CARD = np.zeros((E.NUM_CARDS, E.C), dtype=np.bool_)

@@ -1,16 +1,30 @@
 """numba pieces every game's engine and rollout twin share: one xorshift64* generator drawing
-uniform numbers, and the values a search gives a finished or cut-off play-out.
+uniform numbers, the values a search gives a finished or cut-off play-out, the check of a
+batch of actions against its masks, and the OpenMP wait policy of the parallel kernels.
 
 A rollout twin (``<game>_env/rollout.py``) draws its uniform numbers with :func:`uniform` in the
 order its Python rollout policy draws them (tests feed that policy :func:`uniforms`), and
-values a play-out with :func:`terminal_value` or :func:`cutoff_value`. The module reads nothing
-foreign as a global, so its numba cache needs no guard.
+values a play-out with :func:`terminal_value` or :func:`cutoff_value`.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from numba import njit
+
+# The kernels read nothing of another module (tablegym/numba_cache.py: one rule).
+CACHE_FROZEN = ()
+
+# numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning for GOMP_SPINCOUNT
+# rounds after a parallel region before they sleep. Sleeping workers wake late at every step
+# and spinning ones take the core the Python side needs beside a busy process, so they spin a
+# little (measurements: docs/results.md) and tablegym.vector.engine.ThreadTuner runs the
+# kernels on one thread while that is faster. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT
+# wins. libgomp reads them when numba first loads it: every engine imports this module first.
+if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = "10000"
 
 _MULT = np.uint64(0x2545F4914F6CDD1D)
 _U11, _U12, _U25, _U27 = (np.uint64(k) for k in (11, 12, 25, 27))
@@ -73,3 +87,14 @@ def changed(a: np.ndarray, b: np.ndarray, n: int) -> bool:
         if a[s] != b[s]:
             return True
     return False
+
+
+@njit(cache=True)
+def first_illegal(mask: np.ndarray, actions: np.ndarray) -> int:
+    """The first row whose action is out of range or masked, -1 if none (one pass, no copies)."""
+    width = mask.shape[1]
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= width or not mask[i, a]:
+            return i
+    return -1

@@ -55,7 +55,6 @@ benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numba as nb
@@ -63,8 +62,9 @@ import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
 
-import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
-from updown_env import rules
+from tablegym import kernels  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
+from tablegym.numba_cache import drop_stale
+from updown_env import observation, rules
 from updown_env.observation import LAYOUT
 from updown_env.rules import (
     DIRECTIONS,
@@ -86,6 +86,10 @@ from updown_env.rules import (
     Phase,
     State,
 )
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (kernels, observation, rules)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- state columns -------------------------------------------------------------------------
 ROUND, PHASE, TO_PLAY, LEADER, SIDE, ORIENTATION, TRUMP, POT_COL, LOST_COL, LAST_RESULT = range(10)
@@ -149,33 +153,6 @@ ZERO, ONE, SCALE, SHIFT = range(4)  # rows of ``values``
 
 CHANGE, CHOOSE, GAME_OVER = int(Phase.CHANGE), int(Phase.CHOOSE), int(Phase.GAME_OVER)
 
-# numba's cache is keyed on this file alone, so the rules constants used above and below are
-# frozen into the cached kernels (the observation offsets and the options are not: they come in
-# ``consts``). The digest of those constants and of the observation's fields (names and shapes,
-# which the kernels write) is kept here: if they change, the import fails until this file is
-# updated to them, which also discards the stale cache.
-FINGERPRINT = "250cbdc8756c5899"
-
-
-def _fingerprint() -> str:
-    """Digest of the constants of rules.py and the fields of observation.LAYOUT used here."""
-    names = ("NUM_SUITS", "NUM_VALUES", "NUM_CARDS", "MIN_VALUE", "MAX_PLAYERS", "FLIP", "ROTATE",
-             "ROLL", "PLAY", "NUM_ACTIONS", "UP", "DOWN", "NO_CARD", "POT", "LOST", "NO_TRICK",
-             "REWARDS")  # fmt: skip
-    parts = (
-        [getattr(rules, name) for name in names],
-        [(p.name, int(p)) for p in Phase],
-        [(f.name, LAYOUT.shapes[f.name]) for f in LAYOUT.fields],
-    )
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
-if _fingerprint() != FINGERPRINT:
-    raise ImportError(
-        f"updown_env/engine.py was written for other constants of rules.py/observation.py "
-        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
-        "set FINGERPRINT"
-    )
 PARALLEL_FROM = 256  # rows; see the module docstring
 PLAY_PARALLEL_MIN = 64
 

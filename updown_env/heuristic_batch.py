@@ -35,13 +35,13 @@ about 5 s once; numba caches the kernels beside this file.
 
 from __future__ import annotations
 
-import hashlib
-
 import numba as nb
 import numpy as np
 
+from tablegym import agent
 from tablegym.agent import batch_of
-from updown_env import rules
+from tablegym.numba_cache import drop_stale
+from updown_env import heuristic, observation, rules
 from updown_env.heuristic import DICE, VALUES, HeuristicUpDown, best_weights
 from updown_env.observation import LAYOUT, OBS_SIZE
 from updown_env.rules import (
@@ -59,26 +59,9 @@ from updown_env.rules import (
     UP,
 )
 
-# numba's cache is keyed on this file alone, so the rules constants used in the kernels are
-# frozen into the cached code (the layout's offsets and scales, the weights and the tables are
-# not: they are passed in). The digest of those constants is kept here: if they change, the
-# import fails until this file is updated to them, which also discards the stale cache.
-FINGERPRINT = "9846a007d72c5042"
-
-
-def _fingerprint() -> str:
-    """Digest of the constants of rules.py that the kernels freeze."""
-    names = ("NUM_SUITS", "NUM_VALUES", "NUM_CARDS", "MIN_VALUE", "MAX_PLAYERS", "FLIP", "ROTATE",
-             "ROLL", "PLAY", "NUM_ACTIONS", "UP", "DOWN")  # fmt: skip
-    return hashlib.sha256(repr([getattr(rules, n) for n in names]).encode()).hexdigest()[:16]
-
-
-if _fingerprint() != FINGERPRINT:
-    raise ImportError(
-        f"updown_env/heuristic_batch.py was written for other constants of rules.py "
-        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
-        "set FINGERPRINT"
-    )
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (agent, heuristic, observation, rules)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- what the kernels read, computed once ----------------------------------------------------
 

@@ -112,7 +112,9 @@ CARD = np.array(H._CARD, dtype=np.int64)  # [card, 0]: value index, [card, 1]: s
 FUTURE = np.array(H._FUTURE)  # [value index, is the trump]
 
 # numba caches these kernels by this file alone; the modules compiled into them are not.
-drop_stale(__file__, E, G, H, R)
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (E, G, H, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 
 # -- the policy --------------------------------------------------------------------------------
