@@ -897,18 +897,5 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     return choice
 
 
-# The search's progressive bias toward this policy's move (``agents/ismcts.py``). A KdK
-# decision often has a dozen moves (every ANNOUNCE_N, TAKE_SLOT, PASS, the lays) whose
-# rollout values differ by less than their noise at a few hundred simulations: unbiased, the
-# search spread its visits evenly and played near-random announcements (it agreed with the
-# policy in 11 of 20 positions and lost all of 4 benchmark games); with bias 2 it agrees in
-# 16 of 20 and departs only where the rollouts clearly disagree.
-rollout_policy.bias = 2.0
-# Even biased, the tree's means stay too noisy to improve on the policy (0.22 against three
-# heuristics): the search races the moves at the root on shared determinisations instead.
-rollout_policy.root = "race"
-# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "kdk_env.rollout"
-
 _DECISIONS: dict[tuple, int | list[tuple[int, float]]] = {}
 _MAX_DECISIONS = 1 << 15

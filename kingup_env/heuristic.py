@@ -242,10 +242,6 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     return group[int(rand.random() * len(group))]
 
 
-# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "kingup_env.rollout"
-
-
 def _place_own_high(action: int, card: frozenset[int]) -> bool:
     """Whether a placement puts one of ``card``'s candidates on floor 2, 3 or 4."""
     c, floor = place_of(action)

@@ -20,7 +20,7 @@ from agents.catalog import rollout_policy
 from agents.engine_rollout import EngineRollouts
 from agents.ismcts import ISMCTSAgent, cutoff_value, terminal_value
 from tablegym import kernels as G
-from tablegym.games import observation_of, rules_of
+from tablegym.games import observation_of, rules_of, spec_of
 from tablegym.vector.engine import EngineBackend
 from training.registry import make_agent
 
@@ -70,7 +70,7 @@ DRAWS = 64  # numbers fed to the Python policy; no decision draws this many
 
 def twin_of(game: str):
     """The compiled rollout module of ``game``."""
-    return importlib.import_module(rollout_policy(game).engine)
+    return importlib.import_module(spec_of(game).search.twin)
 
 
 def seed_of(rng: np.random.Generator) -> int:
@@ -352,8 +352,10 @@ def test_the_backend_is_the_engine_where_the_policy_has_a_twin():
         assert make_agent("ismcts:5", game).backend == "numba"
         assert make_agent("ismcts:5,backend=rules", game).backend == "rules"
         assert make_agent("ismcts:5,rollout=random", game).backend == "rules"
-    with pytest.raises(ValueError, match="backend='numba' needs a rollout policy with a compiled"):
+    with pytest.raises(ValueError, match="backend='numba' needs the module of the rollout policy"):
         ISMCTSAgent(backend="numba", rollout_policy=lambda state, rand: 0)
+    with pytest.raises(ValueError, match="twin 'kdk_env.rollout' needs the rollout policy"):
+        ISMCTSAgent(twin="kdk_env.rollout")
     with pytest.raises(ValueError, match="backend must be one of"):
         ISMCTSAgent(backend="gpu")
 

@@ -7,6 +7,7 @@ The game:
 ``render.py``          text and matplotlib pictures of a position
 ``env.py``             ``raw_env`` and ``env()``: the rules as a PettingZoo AEC environment
 ``engine.py``          the batched numba twin of the rules, for vectorised training and search
+``spec.py``            ``SPEC``: the game's facts as data (sizes, players, search, training)
 
 Players of the game:
 
