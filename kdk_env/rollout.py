@@ -19,14 +19,14 @@ Functions (compiled, over one engine row ``st``, the engine's ``consts`` from
 ``decide(st, consts, actions, values)``    ``Decision.decide()``: 0 and the action in
                                            ``actions[0]``, or m candidates in
                                            ``actions[:m]``, ``values[:m]`` (for tests)
-``apply(st, consts, action, rngs)``        the engine's ``_apply`` (chance from ``rngs[0]``)
+``apply(st, consts, action, rngs)``        the engine's ``apply_row`` (chance from ``rngs[0]``)
 ``is_over(st) -> bool``                    ``rules.is_terminal``
 ``to_play(st) -> int``                     ``state.to_play``
 ``legal(st, consts, out) -> int``          ``rules.legal_actions`` ascending into ``out``
                                            (length ``NUM_ACTIONS``), their number returned
 ``scores(st, consts, out)``                ``rules.scores`` into ``out[:n]`` (float64)
 ``winners(st, consts, out) -> int``        1 in ``out[s]`` for each seat of ``rules.winners``
-                                           (§5.4 keys, the engine's ``_better``), else 0;
+                                           (§5.4 keys, the engine's ``better_row``), else 0;
                                            their number
 ``play_out``, ``race``, ``advance``        the search's kernels, as ``engine_rollout`` says
 =========================================  ===================================================
@@ -83,7 +83,6 @@ from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 
 ENGINE = E
-# numba caches these kernels by this file alone; the modules compiled into them are not.
 # Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
 CACHE_FROZEN = (E, G, H, O, R)
 drop_stale(__file__, *CACHE_FROZEN)
@@ -787,7 +786,7 @@ def decide(st, consts, actions, values):
     (for tests)."""
     cfg = consts[0]
     w, v = np.empty(W_SIZE, dtype=np.int64), np.empty(V_SIZE)
-    m = _decide(st, cfg, w, E._legal(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS]), v)
+    m = _decide(st, cfg, w, E.legal_row(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS]), v)
     actions[: max(m, 1)] = w[W_ACTIONS : W_ACTIONS + max(m, 1)]
     values[:m] = v[:m]
     return m
@@ -799,7 +798,7 @@ def policy(st, consts, rngs):
     numbers from ``rngs`` (none with one legal action)."""
     cfg = consts[0]
     w = np.empty(W_SIZE, dtype=np.int64)
-    count = E._legal(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS])
+    count = E.legal_row(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS])
     if count == 1:
         return w[W_LEGAL]
     if count == 0:  # as the Python policy, which fails on an empty legal set
@@ -813,8 +812,8 @@ def policy(st, consts, rngs):
 
 @njit(cache=True)
 def apply(st, consts, action, rngs):
-    """Play legal ``action`` (the engine's ``_apply``; chance from ``rngs[0]``)."""
-    E._apply(st, consts[0], consts[1], action, rngs, 0)
+    """Play legal ``action`` (the engine's ``apply_row``; chance from ``rngs[0]``)."""
+    E.apply_row(st, consts[0], consts[1], action, rngs, 0)
 
 
 @njit(cache=True)
@@ -832,7 +831,7 @@ def to_play(st):
 @njit(cache=True)
 def legal(st, consts, out):
     """``rules.legal_actions`` into ``out`` (ascending); their number."""
-    return E._legal(st, consts[0], out)
+    return E.legal_row(st, consts[0], out)
 
 
 @njit(cache=True)
@@ -849,11 +848,11 @@ def winners(st, consts, out):
     n = consts[0][E.C_N]
     best = 0
     for q in range(1, n):
-        if E._better(st, q, best) > 0:
+        if E.better_row(st, q, best) > 0:
             best = q
     count = 0
     for q in range(n):
-        out[q] = E._better(st, q, best) == 0
+        out[q] = E.better_row(st, q, best) == 0
         count += out[q]
     return count
 

@@ -38,6 +38,17 @@ columns  name                width  content (``rules.State`` field)
 Kernels: per-row ``@njit`` functions, and batch loops over rows; ``step``, ``observe`` and
 ``random_play`` run serially below ``PARALLEL_FROM`` rows and with ``prange`` from there (a
 parallel region costs microseconds, more than a small batch takes).
+
+Per-row API, for the rollout twin (``rollout.py``) and for tests; ``st`` is one row:
+
+=================================================================  ==========================
+``legal_row(st, n, out, scratch) -> int``                          ``rules.legal_actions``
+                                                                   into ``out``, the count
+``apply_row(st, action, n, num_rounds, no_cards, placements)``     ``rules.apply_action``;
+                                                                   True if the game ended
+``rewards_row(st, rounds_before, n, reward, out)``                 ``rules.rewards`` of the
+                                                                   step that led to ``st``
+=================================================================  ==========================
 """
 
 from __future__ import annotations
@@ -50,7 +61,7 @@ from numba import njit, prange
 from kingup_env import observation as O
 from kingup_env import rules as R
 from kingup_env.observation import LAYOUT
-from tablegym import kernels  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
+from tablegym import kernels  # also sets OpenMP's wait policy before numba loads it
 from tablegym.numba_cache import drop_stale
 
 # Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
@@ -112,8 +123,7 @@ NUM_POSITIONS = ELIMINATED - UNPLACED + 1  # unplaced, floors 0..5, throne, elim
 CHUNK = 16  # rows per prange piece
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
 
-U12, U25, U27, U32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
-XORSHIFT_MULT = np.uint64(0x2545F4914F6CDD1D)
+U32 = np.uint64(32)
 
 
 def setup(config: Any) -> tuple:
@@ -151,20 +161,9 @@ def setup(config: Any) -> tuple:
 
 
 @njit(cache=True)
-def _next(rngs, i):
-    """xorshift64*: advance game i's generator and return 64 random bits."""
-    x = rngs[i]
-    x ^= x >> U12
-    x ^= x << U25
-    x ^= x >> U27
-    rngs[i] = x
-    return x * XORSHIFT_MULT
-
-
-@njit(cache=True)
 def _below(rngs, i, bound):
     """A random int in 0..bound-1 (multiply-shift on the high 32 bits)."""
-    return np.int64(((_next(rngs, i) >> U32) * np.uint64(bound)) >> U32)
+    return np.int64(((kernels.next_bits(rngs, i) >> U32) * np.uint64(bound)) >> U32)
 
 
 # -- per-row rules -----------------------------------------------------------------------------
@@ -246,7 +245,7 @@ def _count_positions(st, scratch):
 
 
 @njit(cache=True, inline="always")
-def _legal(st, n, out, scratch):
+def legal_row(st, n, out, scratch):
     """Write the sorted legal action ids of the seat to act into ``out``; return how many.
 
     Ids are written unconditionally and kept by advancing ``k`` by a 0/1 flag: random play
@@ -317,7 +316,7 @@ def _crown_king(st, n, num_rounds, no_cards, placements):
 
 
 @njit(cache=True)
-def _apply(st, action, n, num_rounds, no_cards, placements):
+def apply_row(st, action, n, num_rounds, no_cards, placements):
     """Play ``action`` (legal) for the seat to act; True if the game ended."""
     p = st[TO_PLAY]
     phase = st[PHASE]
@@ -376,7 +375,7 @@ def _apply(st, action, n, num_rounds, no_cards, placements):
 
 
 @njit(cache=True)
-def _rewards_row(st, rounds_before, n, reward, out):
+def rewards_row(st, rounds_before, n, reward, out):
     """Every seat's reward for the step that led to ``st`` (rules.rewards)."""
     for s in range(n):
         out[s] = 0.0
@@ -498,8 +497,8 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, one, obs)
 
 @njit(cache=True, inline="always")
 def _mask_row(st, n, scratch, mask):
-    """The legal-action mask of the seat to act: _legal's set, written straight into the mask
-    (through _legal's list of ids it cost 30 ns more of a 245 ns step, measured serially)."""
+    """The legal-action mask of the seat to act: legal_row's set, written straight into the mask
+    (through legal_row's list of ids it cost 30 ns more of a 245 ns step, measured serially)."""
     phase = st[PHASE]
     for j in range(NUM_ACTIONS):
         mask[j] = False
@@ -526,10 +525,10 @@ def _mask_row(st, n, scratch, mask):
 # Each kernel works on rows lo..hi-1 with its own scratch; the serial twin runs all rows, the
 # parallel one splits them into CHUNK-row pieces under prange (scratch allocated per piece).
 # The constants are unpacked once per call, not per row: per row it cost a fifth of a step.
-# _legal and _mask_row are inlined: as calls, their array arguments cost an atomic reference-count
-# increment and decrement each per row, half of the mask's time. (Inlining _observe_row,
-# _rewards_row or _apply as well measured slower.) Random play uses _legal's list of ids (it
-# draws one of them); the other kernels only need the mask.
+# legal_row and _mask_row are inlined: as calls, their array arguments cost an atomic
+# reference-count increment and decrement each per row, half of the mask's time. (Inlining
+# _observe_row, rewards_row or apply_row as well measured slower.) Random play uses legal_row's
+# list of ids (it draws one of them); the other kernels only need the mask.
 
 
 @njit(cache=True)
@@ -558,8 +557,8 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
     for i in range(lo, hi):
         st = states[i]
         before = st[ROUNDS_DONE]
-        over = _apply(st, actions[i], n, num_rounds, no_cards, placements)
-        _rewards_row(st, before, n, reward, rewards[i])
+        over = apply_row(st, actions[i], n, num_rounds, no_cards, placements)
+        rewards_row(st, before, n, reward, rewards[i])
         if over:
             done[i] = True
             _deal_row(st, rngs, i, n, no_cards, placements)
@@ -585,10 +584,10 @@ def _random_rows(lo, hi, states, rngs, consts, num_steps):
     for i in range(lo, hi):
         st = states[i]
         for _ in range(num_steps):
-            k = _legal(st, n, legal, scratch)
+            k = legal_row(st, n, legal, scratch)
             before = st[ROUNDS_DONE]
-            over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
-            _rewards_row(st, before, n, reward, out)
+            over = apply_row(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
+            rewards_row(st, before, n, reward, out)
             if over:
                 _deal_row(st, rngs, i, n, no_cards, placements)
 

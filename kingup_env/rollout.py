@@ -23,7 +23,6 @@ from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 
 ENGINE = E
-# numba caches these kernels by this file alone; the modules compiled into them are not.
 # Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
 CACHE_FROZEN = (E, G, H)
 drop_stale(__file__, *CACHE_FROZEN)
@@ -49,7 +48,7 @@ def policy(st, consts, rngs):
             return E.YES
         return E.NO if uniform(rngs) < NO_RATE[min(no_left, 2)] else E.YES
     legal = np.empty(E.NUM_ACTIONS, dtype=np.int64)
-    count = E._legal(st, consts[0], legal, np.empty(SCRATCH, dtype=np.int64))
+    count = E.legal_row(st, consts[0], legal, np.empty(SCRATCH, dtype=np.int64))
     r = uniform(rngs)
     group = np.empty(count, dtype=np.int64)
     k = 0
@@ -74,8 +73,8 @@ def policy(st, consts, rngs):
 
 @njit(cache=True)
 def apply(st, consts, action, rngs):
-    """Play a legal action (the engine's ``_apply``; King Up! draws no chance after the deal)."""
-    E._apply(st, action, consts[0], consts[1], consts[3], consts[4])
+    """Play a legal action (the engine's ``apply_row``; King Up! draws no chance after the deal)."""
+    E.apply_row(st, action, consts[0], consts[1], consts[3], consts[4])
 
 
 @njit(cache=True)
@@ -93,7 +92,7 @@ def to_play(st):
 @njit(cache=True)
 def legal(st, consts, out):
     """``rules.legal_actions`` into ``out``; their number."""
-    return E._legal(st, consts[0], out, np.empty(SCRATCH, dtype=np.int64))
+    return E.legal_row(st, consts[0], out, np.empty(SCRATCH, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -111,7 +110,7 @@ def winners(st, consts, out):
     """``rules.winners`` as 0/1 flags (the engine's win reward is +1 for exactly those)."""
     n = consts[0]
     reward = np.empty(n)
-    E._rewards_row(st, st[E.ROUNDS_DONE], n, E.WIN, reward)
+    E.rewards_row(st, st[E.ROUNDS_DONE], n, E.WIN, reward)
     k = 0
     for s in range(n):
         out[s] = reward[s] > 0

@@ -31,15 +31,22 @@ _U11, _U12, _U25, _U27 = (np.uint64(k) for k in (11, 12, 25, 27))
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
 
 
-@njit(cache=True)
-def uniform(rngs: np.ndarray) -> float:
-    """A uniform number in [0, 1) from the xorshift64* generator ``rngs[0]`` (53 bits)."""
-    x = rngs[0]
+@njit(cache=True, inline="always")
+def next_bits(rngs: np.ndarray, i: int) -> np.uint64:
+    """xorshift64*: advance generator ``rngs[i]`` and return its 64 output bits (the one
+    generator of every engine and rollout twin; a state must not be 0)."""
+    x = rngs[i]
     x ^= x >> _U12
     x ^= x << _U25
     x ^= x >> _U27
-    rngs[0] = x
-    return float((x * _MULT) >> _U11) * _TWO_TO_MINUS_53
+    rngs[i] = x
+    return x * _MULT
+
+
+@njit(cache=True)
+def uniform(rngs: np.ndarray) -> float:
+    """A uniform number in [0, 1) from the xorshift64* generator ``rngs[0]`` (53 bits)."""
+    return float(next_bits(rngs, 0) >> _U11) * _TWO_TO_MINUS_53
 
 
 def uniforms(seed: int, count: int) -> list[float]:

@@ -137,7 +137,7 @@ config = R.make_config(num_players=3)
 state = R.initial_state(config, np.random.default_rng(0))
 cfg, deck, scale, shift, base = E.setup(config)
 obs = np.zeros(O.OBS_SIZE, dtype=np.float32)
-E._observe_row(E.from_state(state, config), 0, cfg, scale, shift, base, obs)
+E.observe_row(E.from_state(state, config), 0, cfg, scale, shift, base, obs)
 print(json.dumps({"file": E.__file__, "engine": obs.tolist(),
                   "encode": O.encode(state, 0).tolist()}))
 """
