@@ -6,7 +6,7 @@ The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_stat
 implementation of ``rules.py``: it shares only constants with it (card table, action ids,
 positions, the observation layout's offsets and affine map), and ``tests/test_kingup_engine.py``
 replays games through both and compares masks, observations, rewards and states at every step.
-Rules are cited by the section names of ``shared/rules/kingup.md``.
+Rules are cited by the section names of ``docs/kingup_rules.md``.
 
 State of one game: one row of ``NUM_COLUMNS`` int64 columns (seats beyond ``num_players`` and
 finished-round slots not yet played hold 0). Per-game generator: one uint64 xorshift64* state.
@@ -48,6 +48,8 @@ Per-row API, for the rollout twin (``rollout.py``) and for tests; ``st`` is one 
                                                                    True if the game ended
 ``rewards_row(st, rounds_before, n, reward, out)``                 ``rules.rewards`` of the
                                                                    step that led to ``st``
+``place_action(c, floor)``, ``place_of(action)``                   ``rules.place_action`` and
+                                                                   ``rules.place_of``, compiled
 =================================================================  ==========================
 """
 
@@ -168,6 +170,11 @@ def _below(rngs, i, bound):
 
 # -- per-row rules -----------------------------------------------------------------------------
 
+# The rules' own encode/decode pair of placement ids, compiled into the kernels: the ids have
+# one definition (rules.place_action), here as in the readable core.
+place_action = njit(inline="always")(R.place_action)
+place_of = njit(inline="always")(R.place_of)
+
 
 @njit(cache=True)
 def _left(seat, n):
@@ -264,13 +271,13 @@ def legal_row(st, n, out, scratch):
         # Placement: an unplaced candidate onto floor 1..4 holding fewer than 4.
         for c in range(C):
             u = st[FLOORS + c] == UNPLACED
-            out[k] = 4 * c
+            out[k] = place_action(c, 1)
             k += u & r1
-            out[k] = 4 * c + 1
+            out[k] = place_action(c, 2)
             k += u & r2
-            out[k] = 4 * c + 2
+            out[k] = place_action(c, 3)
             k += u & r3
-            out[k] = 4 * c + 3
+            out[k] = place_action(c, 4)
             k += u & r4
         return k
     for c in range(C):
@@ -321,8 +328,8 @@ def apply_row(st, action, n, num_rounds, no_cards, placements):
     p = st[TO_PLAY]
     phase = st[PHASE]
     if phase == PLACE_PHASE:
-        c = action // 4
-        st[FLOORS + c] = action % 4 + 1
+        c, floor = place_of(action)
+        st[FLOORS + c] = floor
         st[PLACEMENTS_LEFT + p] -= 1
         st[TO_PLAY] = _left(p, n)
         for s in range(n):
@@ -512,10 +519,10 @@ def _mask_row(st, n, scratch, mask):
     if phase == PLACE_PHASE:
         for c in range(C):
             u = st[FLOORS + c] == UNPLACED
-            mask[4 * c] = u & r1
-            mask[4 * c + 1] = u & r2
-            mask[4 * c + 2] = u & r3
-            mask[4 * c + 3] = u & r4
+            mask[place_action(c, 1)] = u & r1
+            mask[place_action(c, 2)] = u & r2
+            mask[place_action(c, 3)] = u & r3
+            mask[place_action(c, 4)] = u & r4
         return
     for c in range(C):
         mask[CLIMB + c] = scratch[ROOM + st[FLOORS + c]] != 0

@@ -56,7 +56,8 @@ def policy(st, consts, rngs):
         if r < P_PLACE_OWN:
             for j in range(count):
                 a = legal[j]  # own favourites onto floors 2..4
-                if own[a // 4] and a % 4 > 0:
+                c, floor = E.place_of(a)
+                if own[c] and floor > 1:
                     group[k] = a
                     k += 1
     elif r < PUSH_UNTIL:
