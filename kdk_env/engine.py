@@ -3,7 +3,7 @@
 The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_state``,
 ``from_state``, ``random_play``) is in :mod:`tablegym.vector.engine`; use it through
 ``tablegym.vector.VectorGame("kdk", ..., backend="numba")``. This is a second implementation
-of ``rules.py`` (spec v1.1, ``shared/rules/kdk.md``; comments cite its sections): it shares
+of ``rules.py`` (spec v1.1, ``docs/kdk_rules.md``; comments cite its sections): it shares
 only constants with it (figures, decks, action ids, fit tables, the observation layout's
 offsets and affine map), and ``tests/test_kdk_engine.py`` replays games through both and
 compares masks, observations, rewards and states at every step. Every level (8, 9, 10) and

@@ -1,7 +1,7 @@
 """A KdK heuristic that plays the way a good human does, from its observation only.
 
-See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited from the spec,
-``shared/rules/kdk.md`` (§x.y).
+See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited by the section
+numbers of ``docs/kdk_rules.md`` (§x.y).
 
 :func:`act_batch` takes the agent's decisions for many observations at once (the heuristic
 seats of self-play training), decoding them together. The module also holds

@@ -49,21 +49,8 @@ one int64 work array per decision (the rest is the planner's scratch); ``Decisio
 * ``slot_pick`` and ``swap`` iterate the legal *set* and keep the first of equal gains, so
   CPython's set order decides their exact ties: :func:`set_order` reproduces it.
 
-Measured on this project's shared 2-core machine (other processes busy; the minimum of
-repeats), on the 1,130 positions of 12 games played by the Python policy (2-5 players, levels
-8-10, one-colour deck, 2 rounds; 1,072 with more than one legal action): 2.4 µs a decision in
-a compiled loop over the rows, 3.6 µs a call from Python, against 32 µs for
-``rollout_policy`` deciding afresh (its ``_DECISIONS`` memo cleared) and 5.2 µs when every
-call hits that memo. Whole games of ``policy`` + ``apply`` in a compiled loop: 2.7 µs a move.
-A rollout to the end of the round (4 players, level 10, 38 moves on average): 96 µs in
-``play_out`` (plus ~100 µs for ``engine.from_state`` of the determinisation) against 600 µs
-by ``rollout_policy`` and ``rules.apply_action`` with a warm memo, 1,600 µs with a cold one.
-About a quarter of a decision goes to the fixed work (legal actions, the seen position, the
-finishing plan), the rest to valuing the candidates, mostly in ``card_terms`` (about 0.1 µs a
-call; 6 calls a decision on average, about 170 to value a WEITER). Script:
-``/tmp/bench/bench_kdk.py`` (not kept). Compiling takes about 30 s once (with the engine's
-kernels cached); numba caches the kernels beside this file, and ``tablegym.numba_cache`` drops
-them when a module compiled into them changes.
+numba caches the kernels beside this file, and ``tablegym.numba_cache`` drops them when a
+module compiled into them changes.
 """
 
 from __future__ import annotations

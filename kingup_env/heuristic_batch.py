@@ -1,10 +1,9 @@
 """The compiled twin of :class:`kingup_env.heuristic.HeuristicKingUp`: its decisions, by batch.
 
 Why it exists: self-play training (``training/collector.py``) seats heuristic opponents in many
-games at once, and at about 120 µs a decision the readable agent took 60–75 % of the wall time.
-:func:`act_batch` takes all their decisions of a tick in one call of numba kernels: measured
-on this project's busy 2-core machine, about 2.5 µs a decision at 256 rows, 3 µs at 16 and
-10 µs for a single row (Python's share), against 115–135 µs for the readable agent.
+games at once, and the readable agent took most of the wall time (measurements:
+docs/results.md). :func:`act_batch` takes all their decisions of a tick in one call of numba
+kernels.
 
 The readable agent is the reference: its module docstring gives the strategy in words, and each
 kernel here mirrors the ``Board`` method or helper of the same name step by step (``_board`` is

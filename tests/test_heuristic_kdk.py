@@ -1,8 +1,8 @@
 """The KdK heuristic: legal moves in every phase, observation only, scripted choices, strength.
 
 Scripted positions are hand-built states; the agent sees them only through
-``observation.encode`` and the mask of ``rules.legal_actions``. Rules are cited from the spec,
-``shared/rules/kdk.md`` (§x.y).
+``observation.encode`` and the mask of ``rules.legal_actions``. Rules are cited by the section
+numbers of ``docs/kdk_rules.md`` (§x.y).
 """
 
 from __future__ import annotations

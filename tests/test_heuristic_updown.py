@@ -2,7 +2,7 @@
 
 Scripted positions are hand-built states (every card in exactly one place); the agent sees
 them only through ``observation.encode``. Cards are written ``card(suit, value)`` with suits
-C, S, H, D = clubs, spades, hearts, diamonds. Rules are cited from ``shared/rules/updown.md``.
+C, S, H, D = clubs, spades, hearts, diamonds. Rules are cited from ``docs/updown_rules.md``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Random games run through ``VectorGame(backend="numba")`` and, move for move, thr
 ``rules.apply_action``; at every step masks, seats, observations (bit for bit), rewards and
 ``done`` must agree, and after every chance-free action the whole state. After a chance move
 (ROLL, a new deal) the engine's outcome is checked to be one the rules allow and the oracle
-continues from it. The worked examples of ``shared/rules/updown.md`` run through ``set_state``.
+continues from it. The worked examples of ``docs/updown_rules.md`` run through ``set_state``.
 """
 
 from __future__ import annotations

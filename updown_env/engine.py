@@ -5,7 +5,7 @@ The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_stat
 it. This is a second implementation of ``rules.py`` that shares only its constants (card and
 action ids, directions, hand sizes, throw orientations); ``tests/test_updown_engine.py`` replays
 random games through both and compares masks, observations, rewards and states step by step.
-Rules are cited by the section names of ``shared/rules/updown.md``.
+Rules are cited by the section names of ``docs/updown_rules.md``.
 
 State columns (``states[i]`` is one game; ``rngs[i]`` its xorshift64* generator)
     ======  ===============  =====================================================
@@ -45,12 +45,10 @@ core's numpy generator, so the two agree in distribution, not game by game.
 
 The per-step batch kernels (``step``, ``observe``) loop over rows serially below
 ``PARALLEL_FROM`` rows and with ``prange`` from there; ``deal`` and ``refresh`` (reset,
-``set_state``) always run serially. Measured on this project's shared 2-core machine with
-OpenMP workers waiting passively (spinning workers made a region cost up to 16 ms while other
-processes kept the cores busy; ``tablegym.vector.engine`` explains how the workers wait now): a
-region costs about 8 µs; at 64 rows serial and prange were even, from 256 rows prange was as
-fast or faster. :func:`random_play` (uniformly random legal actions inside numba, for
-benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
+``set_state``) always run serially: a parallel region costs more than a small batch takes
+(measurements: docs/results.md). :func:`random_play` (uniformly random legal actions inside
+numba, for benchmarks) is one long region per call and uses ``prange`` from
+``PLAY_PARALLEL_MIN`` rows.
 
 Per-row API, for the rollout twin (``rollout.py``) and for tests; rows are ``s[i]``, ``prm``
 comes from :func:`setup`:

@@ -1,9 +1,9 @@
 """The compiled twin of :class:`updown_env.heuristic.HeuristicUpDown`: many decisions per call.
 
 Why it exists: in self-play training (``training/collector.py``) and in the evaluation during
-training, heuristic seats are taken many at once, and the readable agent's ~170 µs a decision
-(most of it in ``Table.card_scores`` and ``Table.opponent_cards``) made them 60-75% of the wall
-time. :func:`act_batch` decides a whole batch of rows in one call of numba kernels.
+training, heuristic seats are taken many at once, and the readable agent (most of its time in
+``Table.card_scores`` and ``Table.opponent_cards``) took most of the wall time (measurements:
+docs/results.md). :func:`act_batch` decides a whole batch of rows in one call of numba kernels.
 
 The readable agent is the reference: its docstring states the strategy in words, and this
 module repeats its computation step by step under the same names: ``read_table`` is
@@ -26,11 +26,7 @@ order, so ``act_batch(obs, mask, np.random.default_rng(s))`` draws exactly what
 ``HeuristicUpDown(s).act`` draws when called on the rows one after another (a row with one
 legal action draws nothing there either).
 
-Measured on this project's shared 2-core machine (other processes busy), after compilation,
-on the decisions of random games of 2-4 players: 7.7 µs a decision at 1 row, 4.5 at 16 rows,
-4.3 at 256 rows, against 145 µs for the readable agent on the same positions (a leader weighs
-14 rule sets: 9.6 µs against 390; a card choice weighs one: 2.2 µs against 60). Compiling takes
-about 5 s once; numba caches the kernels beside this file.
+numba caches the kernels beside this file.
 """
 
 from __future__ import annotations

@@ -41,15 +41,7 @@ no threat), instead of a list.
 players, 1-3 rounds) with the Python policy's when fed the same numbers, and the other
 functions with the rules at every step of games played on a row.
 
-Measured on this project's shared 2-core machine (other processes busy), over every decision
-of 300 games a table size (2, 3 and 4 players) played by the policy: 0.26 µs a decision in
-numba (a leader 0.50 µs, a card choice 0.15 µs), against 17.8 µs for the Python
-``rollout_policy`` on the same positions (37 and 13.6 µs); 1.6 µs a call from Python (the
-dispatch); whole games of ``policy`` + ``apply`` in one compiled loop, 0.49 µs a move. Script:
-a throw-away ``/tmp/bench_rollout.py`` (not kept) that times ``policy`` in an ``@njit`` loop
-over the positions' rows and one call at a time, and those games in an ``@njit`` loop.
-Compiling takes about 13 s once (half of it the three kernels); numba caches it beside this
-file.
+numba caches the kernels beside this file.
 """
 
 from __future__ import annotations
