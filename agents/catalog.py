@@ -1,4 +1,4 @@
-"""Which agents each game has: plain tables that ``training.registry`` builds agents from.
+"""Each game's agents, found through its spec (``<game>_env/spec.py``, ``tablegym.spec``).
 
 Targets are ``"module:attribute"`` strings, imported only when an agent is built, so building a
 random agent does not import every game's heuristic.
@@ -12,38 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.games import check_game
+from tablegym.games import spec_of
 
 # Rows of observations and masks, and a generator for ties and chance, to one action per row.
 BatchPolicy = Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray]
-
-HEURISTICS = {
-    "kingup": "agents.heuristic_kingup:HeuristicKingUp",
-    "updown": "agents.heuristic_updown:HeuristicUpDown",
-    "kdk": "agents.heuristic_kdk:HeuristicKdK",
-}
-# The heuristics' batched forms, ``act_batch(obs, mask, rng) -> actions`` over rows of
-# observations: they decide as the agents above (tests/test_heuristic_*_batch.py), at 2-5 µs a
-# decision (numba twins of King Up! and Up & Down) or 30-50 µs (KdK's planner), for the
-# self-play collector, the warm start and the evaluation during training.
-BATCHED_HEURISTICS = {
-    "kingup": "agents.heuristic_kingup_batch:act_batch",
-    "updown": "agents.heuristic_updown_batch:act_batch",
-    "kdk": "agents.heuristic_kdk:act_batch",
-}
-# Game knowledge the search may use inside its determinisations (see agents/ismcts.py):
-# a full-state policy for the rollouts and for the other seats inside the tree, each beside its
-# game's heuristic. A game without one would roll out uniformly at random.
-ROLLOUT_POLICIES = {
-    "kingup": "agents.heuristic_kingup:rollout_policy",
-    "updown": "agents.heuristic_updown:rollout_policy",
-    "kdk": "agents.heuristic_kdk:rollout_policy",
-}
-# Simulations of a bare ``ismcts`` spec: about 0.15-0.25 s of CPU per decision on the engine
-# (the search's default "numba" backend; measured on heuristic games' decisions, 4 players:
-# King Up! 0.22 s, Up & Down 0.18 s, whose rollouts run to the end of the game, KdK 0.2 s,
-# whose race often stops before its budget).
-DEFAULT_SIMULATIONS = {"kingup": 3000, "updown": 3000, "kdk": 2000}
 
 
 def load(target: str) -> Any:
@@ -54,15 +26,19 @@ def load(target: str) -> Any:
 
 def heuristic_class(game: str) -> type:
     """The rule-of-thumb agent class of ``game``."""
-    return load(HEURISTICS[check_game(game)])
+    return load(spec_of(game).heuristic)
 
 
 def batched_heuristic(game: str) -> BatchPolicy:
-    """The heuristic of ``game`` as one call over many rows: ``(obs, mask, rng) -> actions``."""
-    return load(BATCHED_HEURISTICS[check_game(game)])
+    """The heuristic of ``game`` as one call over many rows: ``(obs, mask, rng) -> actions``;
+    ValueError if the game has none."""
+    target = spec_of(game).batched_heuristic
+    if target is None:
+        raise ValueError(f"game {game!r} has no batched heuristic")
+    return load(target)
 
 
 def rollout_policy(game: str) -> Callable[..., int] | None:
     """The full-state rollout policy of ``game`` for the search, or None (uniform rollouts)."""
-    target = ROLLOUT_POLICIES.get(check_game(game))
-    return None if target is None else load(target)
+    search = spec_of(game).search
+    return None if search is None else load(search.policy)

@@ -7,7 +7,7 @@ Here a determinisation is loaded into one row of the game's batched engine
 (``<game>_env/engine.py``, ``engine.from_state``) and played in numba, where a move costs
 about a microsecond.
 
-A game takes part through a *rollout module* ``agents/rollout_<game>.py``, named by its Python
+A game takes part through a *rollout module* ``<game>_env/rollout.py``, named by its Python
 rollout policy's ``engine`` attribute. It holds compiled functions over one engine row ``st``
 (int64, ``NUM_COLUMNS``), the engine's ``consts`` and a generator ``rngs`` (uint64, shape
 ``(1,)``: the engine's xorshift64* state of row 0, which also draws the rules' chance):
@@ -15,7 +15,7 @@ rollout policy's ``engine`` attribute. It holds compiled functions over one engi
 =========================================  ===================================================
 ``policy(st, consts, rngs) -> int``        the move of the seat to play: the same function
                                            as the Python rollout policy, drawing its uniform
-                                           numbers with :func:`uniform` in the same order
+                                           numbers with ``kernels.uniform`` in the same order
 ``apply(st, consts, action, rngs)``        play a legal action (the engine's own ``_apply``)
 ``is_over(st) -> bool``                    ``rules.is_terminal``
 ``to_play(st) -> int``                     ``state.to_play``
@@ -33,8 +33,8 @@ kernels built from them that :class:`EngineRollouts` calls:
 ``play_out(st, consts, rngs, n, cutoff, out)``     play on by ``policy`` to the end of the
                                                    game, or (``cutoff``) until ``scores``
                                                    change; every seat's value into
-                                                   ``out[:n]`` (:func:`terminal_value`,
-                                                   :func:`cutoff_value`)
+                                                   ``out[:n]`` (``kernels.terminal_value``,
+                                                   ``kernels.cutoff_value``)
 ``race(row, consts, moves, seed, n, cutoff, out)`` for each of ``moves``: play it in a copy
                                                    of ``row``, then ``play_out``, each from a
                                                    generator seeded ``seed``; ``out[j, :n]``
@@ -47,9 +47,9 @@ functions as arguments would be shorter, but numba cannot cache it: the type of 
 function carries its address, so every process compiled it anew (4 s for King Up!), and a
 call from Python that passes compiled functions costs 30 µs of type resolution.
 
-Values, as in ``agents/ismcts.py``: at the end of the game each of the ``k`` winners gets
-``1/k``; at a score cutoff, half of that on the current scores plus half the seat's margin
-over the others' mean, scaled by the score range to [0, 1].
+``kernels`` is :mod:`tablegym.kernels`. Values, as in ``agents/ismcts.py``: at the end of the
+game each of the ``k`` winners gets ``1/k``; at a score cutoff, half of that on the current
+scores plus half the seat's margin over the others' mean, scaled by the score range to [0, 1].
 """
 
 from __future__ import annotations
@@ -58,69 +58,6 @@ import importlib
 from typing import Any
 
 import numpy as np
-from numba import njit
-
-_MULT = np.uint64(0x2545F4914F6CDD1D)
-_U11, _U12, _U25, _U27 = (np.uint64(k) for k in (11, 12, 25, 27))
-_TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
-
-
-@njit(cache=True)
-def uniform(rngs: np.ndarray) -> float:
-    """A uniform number in [0, 1) from the xorshift64* generator ``rngs[0]`` (53 bits)."""
-    x = rngs[0]
-    x ^= x >> _U12
-    x ^= x << _U25
-    x ^= x >> _U27
-    rngs[0] = x
-    return float((x * _MULT) >> _U11) * _TWO_TO_MINUS_53
-
-
-def uniforms(seed: int, count: int) -> list[float]:
-    """The first ``count`` numbers :func:`uniform` draws from a generator seeded ``seed``
-    (for tests that feed the Python rollout policy the compiled twin's numbers)."""
-    rngs = np.array([seed], dtype=np.uint64)
-    return [uniform(rngs) for _ in range(count)]
-
-
-@njit(cache=True)
-def terminal_value(flags: np.ndarray, n: int, out: np.ndarray) -> None:
-    """1/k for each of the k seats flagged in ``flags[:n]``, 0 for the others."""
-    k = 0
-    for s in range(n):
-        k += flags[s]
-    share = 1.0 / k if k else 0.0
-    for s in range(n):
-        out[s] = share if flags[s] else 0.0
-
-
-@njit(cache=True)
-def cutoff_value(scores: np.ndarray, n: int, out: np.ndarray) -> None:
-    """``agents.ismcts.cutoff_value``: half a win share by ``scores[:n]``, half the margin."""
-    best, low, total = scores[0], scores[0], 0.0
-    for s in range(n):
-        best = max(best, scores[s])
-        low = min(low, scores[s])
-        total += scores[s]
-    spread = best - low
-    leaders = 0
-    for s in range(n):
-        leaders += scores[s] == best
-    for s in range(n):
-        margin = 0.0
-        if spread > 0:
-            margin = (scores[s] - (total - scores[s]) / (n - 1)) / spread
-        win = 1.0 / leaders if scores[s] == best else 0.0
-        out[s] = 0.5 * win + 0.25 * (1.0 + max(-1.0, min(1.0, margin)))
-
-
-@njit(cache=True)
-def changed(a: np.ndarray, b: np.ndarray, n: int) -> bool:
-    """Whether ``a[:n]`` and ``b[:n]`` differ."""
-    for s in range(n):
-        if a[s] != b[s]:
-            return True
-    return False
 
 
 class EngineRollouts:

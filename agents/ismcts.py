@@ -20,9 +20,9 @@ One simulation:
    rules' own ``rng`` draws any chance). With ``cutoff="end"`` the rollout plays to the end of the
    game; with ``cutoff="score"`` it stops as soon as any seat's ``rules.scores`` changes,
    i.e. once the current round (King Up, KdK) or trick (Up & Down) is scored: play through
-   later rounds adds mostly noise and time. ``"auto"`` (the default) takes the horizon the
-   rollout policy names in its ``cutoff`` attribute, else ``"score"``: Up & Down's policy
-   names ``"end"``, as a one-trick horizon makes the search spend its best cards at once.
+   later rounds adds mostly noise and time. ``"auto"`` (the default) is ``"score"``; the
+   registry's ``ismcts`` takes the game's ``search.cutoff`` (``<game>_env/spec.py``): Up &
+   Down's is ``"end"``, as a one-trick horizon makes the search spend its best cards at once.
 4. **Back up** the result vector: at the end of the game each of the ``k`` winners gets
    ``1/k`` and the others 0; at a cutoff, half of that computed on the current scores plus
    half the seat's margin over the others' mean score, scaled by the score range to [0, 1].
@@ -31,7 +31,7 @@ Opponents. With ``opponents="tree"`` every seat's moves are tree nodes. In a sin
 tree the others' nodes are shared by all determinisations, so there an opponent chooses as if
 it did not know its own cards, which is badly wrong in a game like King Up! where a vote
 follows the voter's card. Every game therefore supplies a *rollout policy*
-(``agents.catalog.ROLLOUT_POLICIES``, each beside its game's heuristic), a fast function
+(``search.policy`` of its spec, beside its game's heuristic), a fast function
 ``policy(state, random.Random) -> action`` over the full (determinised) state that reads only
 what the seat to play could see; with ``opponents="policy"`` (the default when a policy is
 given) the others play by it also inside the tree, which then branches on this seat's
@@ -41,7 +41,7 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
 
 =================  =========================================================================
 ``simulations``    simulations per decision (int >= 1; in a race, rollouts); the registry's
-                   bare ``ismcts`` uses ``agents.catalog.DEFAULT_SIMULATIONS``
+                   bare ``ismcts`` uses the game's ``search.simulations``
 ``time_limit``     None, or CPU seconds of this process per decision (> 0): the search stops
                    after the simulation that crosses it. CPU time, not wall time, so that a
                    busy shared machine does not shrink the search; a limit makes the result
@@ -55,17 +55,19 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
 ``bias``           progressive bias toward the rollout policy's move at this seat's tree
                    nodes (>= 0): it is expanded first and its UCT value gets
                    ``bias / (visits + 1)``, so a few noisy rollouts do not talk the search
-                   out of a sound move. None (default): the policy's ``bias`` attribute, else 0
+                   out of a sound move. None (default): 0; the registry's ``ismcts`` takes
+                   the game's ``search.bias``
 ``rollout_policy`` the full-state policy, or None for uniform random rollouts (the registry's
                    ``rollout=random``)
-``root``           ``"auto"`` (default: the policy's ``root`` attribute, else ``"tree"``),
-                   ``"tree"`` or ``"race"`` (needs a rollout policy), see below; KdK's policy
-                   names ``"race"``
+``root``           ``"auto"`` (default: ``"tree"``; the registry's ``ismcts`` takes the
+                   game's ``search.root``), ``"tree"`` or ``"race"`` (needs a rollout
+                   policy), see below; KdK's spec names ``"race"``
 ``race_z``         the race's threshold in standard errors of the paired mean (>= 0),
                    default 1.5
 ``backend``        where determinisations are played: ``"auto"`` (default: ``"numba"`` when
-                   the rollout policy names a compiled twin in its ``engine`` attribute, else
-                   ``"rules"``), ``"numba"`` or ``"rules"``, see below
+                   ``twin`` is given, else ``"rules"``), ``"numba"`` or ``"rules"``, see below
+``twin``           None, or the module of the rollout policy's compiled twin (the game's
+                   ``search.twin``, which the registry's ``ismcts`` passes)
 ``seed``           seeds the determinisations, the rules' chance and the rollouts
 =================  =========================================================================
 
@@ -151,25 +153,28 @@ class ISMCTSAgent(Agent):
         root: str = "auto",
         race_z: float = 1.5,
         backend: str = "auto",
+        twin: str | None = None,
     ):
         check_int("simulations", simulations, 1)
         check_choice("root", root, ("auto", *ROOTS))
         if root == "auto":
-            root = getattr(rollout_policy, "root", "tree")
+            root = "tree"
         self.race_z = _check_number("race_z", race_z, 0.0)
         if root == "race" and rollout_policy is None:
             raise ValueError("root='race' needs a rollout policy to race against; got None")
         self.root = root
         check_choice("backend", backend, BACKENDS)
-        twin = getattr(rollout_policy, "engine", None)
+        if twin is not None and rollout_policy is None:
+            raise ValueError(f"twin {twin!r} needs the rollout policy it is the twin of; got None")
         if backend == "auto":
             backend = "numba" if twin else "rules"
         elif backend == "numba" and not twin:
             raise ValueError(
-                "backend='numba' needs a rollout policy with a compiled twin (its 'engine' "
-                f"attribute names one); got {getattr(rollout_policy, '__name__', rollout_policy)!r}"
+                "backend='numba' needs the module of the rollout policy's compiled twin "
+                "(twin=...); got none"
             )
         self.backend = backend
+        self.twin = twin
         self.engines: dict[Any, EngineRollouts] = {}  # per table, made at first use
         self.engine_rngs = np.ones(1, dtype=np.uint64)  # the numba backend's generator
         _check_number("exploration", exploration, 0.0)
@@ -179,11 +184,11 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"rollout_policy must be callable or None; got {rollout_policy!r}")
         check_choice("cutoff", cutoff, ("auto", *CUTOFFS))
         if cutoff == "auto":
-            cutoff = getattr(rollout_policy, "cutoff", "score")
+            cutoff = "score"
         check_choice("opponents", opponents, OPPONENTS)
         check_choice("expansion", expansion, EXPANSIONS)
         if bias is None:
-            bias = getattr(rollout_policy, "bias", 0.0)
+            bias = 0.0
         self.bias = _check_number("bias", bias, 0.0)
         if self.bias and rollout_policy is None:
             raise ValueError("bias needs a rollout policy to favour; got rollout_policy=None")
@@ -248,8 +253,8 @@ class ISMCTSAgent(Agent):
         if engine is None:
             if not self.engines:  # drawn at first use: the rules backend's draws stay as they were
                 self.engine_rngs[0] = self.rng.integers(1, 2**63)
-            twin, score = self.rollout_policy.engine, self.cutoff == "score"
-            engine = EngineRollouts(twin, view.config, view.rules.NUM_ACTIONS, score)
+            score = self.cutoff == "score"
+            engine = EngineRollouts(self.twin, view.config, view.rules.NUM_ACTIONS, score)
             self.engines[view.config] = engine
         return engine
 

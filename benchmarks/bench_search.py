@@ -9,12 +9,12 @@ Usage (from the repository root)::
 Three parts (``--parts``, default all), each per game (``--game``, default all three):
 
 ``policy``
-    µs per decision of the game's full-state rollout policy (``agents.catalog.
-    ROLLOUT_POLICIES``), timed on every decision of ``--policy-games`` games in which it
-    plays every seat, alone and with the readable rules' step; and of its compiled twin
-    (``agents/engine_rollout.py``) with the engine's step, playing whole games inside numba
-    (50 times as many games). Also the policy's strength as a player: its win rate against
-    three heuristics over ``--policy-strength-games`` games, its seat rotating.
+    µs per decision of the game's full-state rollout policy (its spec's ``search.policy``),
+    timed on every decision of ``--policy-games`` games in which it plays every seat, alone
+    and with the readable rules' step; and of its compiled twin (``search.twin``) with the
+    engine's step, playing whole games inside numba (50 times as many games). Also the
+    policy's strength as a player: its win rate against three heuristics over
+    ``--policy-strength-games`` games, its seat rotating.
 ``speed``
     Simulations per second of the search, three ways: *before*, the search as the baseline
     shipped it (uniform random rollouts, every seat's move in the tree, for the games that
@@ -62,7 +62,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from agents import catalog  # noqa: E402
 from agents.base import GameView  # noqa: E402
-from tablegym.games import GAMES, check_game, observation_of, rules_of  # noqa: E402
+from tablegym.games import GAMES, check_game, observation_of, rules_of, spec_of  # noqa: E402
 from training.evaluate import evaluate, wilson  # noqa: E402
 from training.registry import make_agent  # noqa: E402
 
@@ -140,7 +140,8 @@ def policy_strength(game: str, games: int, seed: int) -> tuple[float, tuple[floa
 def twin_speed(game: str, games: int, seed: int) -> tuple[float, int] | None:
     """Mean µs per decision of the compiled twin of the rollout policy with the engine's step,
     playing every seat of ``games`` whole games inside numba; None without a twin."""
-    name = getattr(catalog.rollout_policy(game), "engine", None)
+    search = spec_of(game).search
+    name = None if search is None else search.twin
     if name is None:
         return None
     twin, rules = importlib.import_module(name), rules_of(game)

@@ -33,7 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tablegym.games import GAMES, PLAYER_COUNTS  # noqa: E402
+from tablegym.games import GAMES, spec_of  # noqa: E402
 from training.evaluate import evaluate  # noqa: E402
 
 
@@ -52,7 +52,7 @@ def lineups(bot: str, n: int) -> dict[str, list[str]]:
 def trained_sizes(game: str, bot: str) -> list[int]:
     """The table sizes a ``ppo:`` bot was trained at (every size for other specs)."""
     if not bot.startswith("ppo:"):
-        return list(PLAYER_COUNTS[game])
+        return list(spec_of(game).player_counts)
     from training.bots import builtin_bot_path
     from training.checkpoints import read_meta
 

@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/bench_vector.py [--seconds 1.0] [--sizes 1 64 1024] [--games kingup]``
 
 For every game with a batched engine (``tablegym.vector.has_engine``), at its default table
-(``tablegym.games.DEFAULT_PLAYERS``: King Up! 4 players, Up & Down 2, KdK 3), in one run:
+(each game's ``spec_of(game).default_players``: King Up! 4 players, Up & Down 2, KdK 3), in one run:
 
 * ``raw_env``: the AEC loop of ``bench_envs.py`` (``last()``, a random legal action, ``step``);
 * ``python B=…``: ``VectorGame(game, B, backend="numba")`` driven from Python, numpy picking a
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_envs import steps_per_second  # noqa: E402
 
-from tablegym.games import DEFAULT_PLAYERS, GAMES, env_class, rules_of  # noqa: E402
+from tablegym.games import GAMES, env_class, rules_of, spec_of  # noqa: E402
 from tablegym.vector import VectorGame, has_engine, random_actions  # noqa: E402
 from tablegym.vector.engine import EngineBackend  # noqa: E402
 
@@ -65,13 +65,15 @@ def timed(run, seconds: float) -> Rate:
 def raw_env_rate(game: str, steps: int = 20_000) -> Rate:
     """The AEC loop of ``bench_envs.py`` over the game's ``raw_env``."""
     cpu = time.process_time()
-    wall = steps_per_second(lambda: env_class(game)(num_players=DEFAULT_PLAYERS[game]), steps)
+    wall = steps_per_second(
+        lambda: env_class(game)(num_players=spec_of(game).default_players), steps
+    )
     return wall, steps / (time.process_time() - cpu)
 
 
 def python_driven(game: str, size: int, seconds: float) -> Rate:
     """Decisions/s of a VectorGame stepped from Python with numpy's random legal actions."""
-    vg = VectorGame(game, size, seed=0, backend="numba", num_players=DEFAULT_PLAYERS[game])
+    vg = VectorGame(game, size, seed=0, backend="numba", num_players=spec_of(game).default_players)
     rng = np.random.default_rng(0)
     vg.reset()
     chunk = max(1, 4096 // size)
@@ -87,7 +89,7 @@ def python_driven(game: str, size: int, seconds: float) -> Rate:
 def in_numba(game: str, size: int, seconds: float) -> Rate | None:
     """Decisions/s of the engine's random_play kernel over ``size`` games (None if it has none)."""
     seeds = np.random.SeedSequence(0).spawn(size)
-    config = rules_of(game).make_config(num_players=DEFAULT_PLAYERS[game])
+    config = rules_of(game).make_config(num_players=spec_of(game).default_players)
     backend = EngineBackend(game, config, seeds)
     if not hasattr(backend.engine, "random_play"):
         return None
@@ -98,7 +100,7 @@ def in_numba(game: str, size: int, seconds: float) -> Rate | None:
 COMPILE_SCRIPT = """
 import time, numpy as np
 t = time.perf_counter()
-from tablegym.games import rules_of
+from tablegym.games import rules_of, spec_of
 from tablegym.vector.engine import EngineBackend
 for size in (1, 1024):
     b = EngineBackend({game!r}, rules_of({game!r}).make_config(),
@@ -219,7 +221,7 @@ def main() -> None:
             # wall: imports and first calls; CPU: the whole process, interpreter start included
             print(f"{'':<8}compile: cold {cold:.1f} s ({cold_cpu:.1f} s CPU), "
                   f"warm {warm:.2f} s ({warm_cpu:.2f} s CPU)")  # fmt: skip
-    print(f"\n(players: {', '.join(f'{g} {DEFAULT_PLAYERS[g]}' for g in args.games)})")
+    print(f"\n(players: {', '.join(f'{g} {spec_of(g).default_players}' for g in args.games)})")
 
 
 if __name__ == "__main__":

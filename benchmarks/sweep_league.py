@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(ROOT))
 
-from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS  # noqa: E402
+from tablegym.games import GAMES, spec_of  # noqa: E402
 
 SHORT = {"ent": "ent-coef", "clip": "clip-range"}
 
@@ -49,7 +49,7 @@ def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
 
     name = config.replace("=", "").replace(",", "_")
     run = args.dir / f"{args.game}_{name}"
-    sizes = ",".join(map(str, PLAYER_COUNTS[args.game]))
+    sizes = ",".join(map(str, spec_of(args.game).player_counts))
     train = [
         sys.executable,
         str(ROOT / "training" / "train.py"),
@@ -69,7 +69,7 @@ def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
     ]
     subprocess.run(train, check=True, capture_output=True, cwd=ROOT)
     policy = f"ppo:{run / 'checkpoint.zip'}"
-    n = DEFAULT_PLAYERS[args.game]
+    n = spec_of(args.game).default_players
     row: dict[str, Any] = {"config": config, "run": str(run)}
     summary = json.loads((run / "summary.json").read_text())
     row["samples"] = summary["steps"]

@@ -3,7 +3,7 @@
 The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_state``,
 ``from_state``, ``random_play``) is in :mod:`tablegym.vector.engine`; use it through
 ``tablegym.vector.VectorGame("kdk", ..., backend="numba")``. This is a second implementation
-of ``rules.py`` (spec v1.1, ``shared/rules/kdk.md``; comments cite its sections): it shares
+of ``rules.py`` (spec v1.1, ``docs/kdk_rules.md``; comments cite its sections): it shares
 only constants with it (figures, decks, action ids, fit tables, the observation layout's
 offsets and affine map), and ``tests/test_kdk_engine.py`` replays games through both and
 compares masks, observations, rewards and states at every step. Every level (8, 9, 10) and
@@ -74,6 +74,20 @@ Kernels: per-row ``@njit`` functions, and one batch loop over rows for every ope
 refresh, step, observe, random play) that runs serially below ``PARALLEL_FROM`` rows and with
 ``prange`` from there (a parallel region costs microseconds, more than a small batch takes).
 The loops prefetch the columns before ``DRAW`` of the row ``PREFETCH_AHEAD`` rows ahead.
+
+Per-row API, for the rollout twin (``rollout.py``) and for tests; ``st`` is one row, ``cfg``
+and ``deck`` come from :func:`setup`:
+
+===================================================  ========================================
+``legal_row(st, cfg, out) -> int``                   ``rules.legal_actions`` into ``out``,
+                                                     the count
+``apply_row(st, cfg, deck, a, rngs, i) -> bool``     ``rules.apply_action`` drawing chance
+                                                     from ``rngs[i]``; True at game over
+``better_row(st, a, b) -> int``                      > 0 if seat ``a`` ranks above ``b``
+                                                     (``rules.winners``' order), 0 if tied
+``observe_row(st, seat, cfg, scale, shift, base,``   ``observation.encode(state, seat)``
+``obs)``                                             into ``obs``
+===================================================  ========================================
 """
 
 from __future__ import annotations
@@ -86,9 +100,14 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
 from kdk_env import observation as O
 from kdk_env import rules as R
+from tablegym import kernels  # also sets OpenMP's wait policy before numba loads it
+from tablegym.numba_cache import drop_stale
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (kernels, O, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- the column layout (see the module docstring) ------------------------------------------
 P = R.MAX_PLAYERS  # 5
@@ -193,8 +212,7 @@ PARALLEL_FROM = 32  # rows; below this a serial loop beats a prange region (meas
 CHUNK = 16  # rows per prange piece
 PREFETCH_AHEAD = 2  # rows: the batch loops prefetch row i + 2 while working on row i
 
-U12, U25, U27, U32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
-XORSHIFT_MULT = np.uint64(0x2545F4914F6CDD1D)
+U32 = np.uint64(32)
 
 
 def setup(config: Any) -> tuple:
@@ -229,20 +247,9 @@ def setup(config: Any) -> tuple:
 
 
 @njit(cache=True, inline="always")
-def _next(rngs, i):
-    """xorshift64*: advance game i's generator and return 64 random bits."""
-    x = rngs[i]
-    x ^= x >> U12
-    x ^= x << U25
-    x ^= x >> U27
-    rngs[i] = x
-    return x * XORSHIFT_MULT
-
-
-@njit(cache=True, inline="always")
 def _below(rngs, i, bound):
     """A random int in 0..bound-1 (multiply-shift on the high 32 bits)."""
-    return np.int64(((_next(rngs, i) >> U32) * np.uint64(bound)) >> U32)
+    return np.int64(((kernels.next_bits(rngs, i) >> U32) * np.uint64(bound)) >> U32)
 
 
 @njit(cache=True)
@@ -349,7 +356,7 @@ def _lay_bits(st, cfg, p, ph, figures):
 
 
 @njit(cache=True)
-def _legal(st, cfg, out):
+def legal_row(st, cfg, out):
     """Write the sorted legal action ids of the seat to act into ``out``; return how many."""
     ph = st[PHASE]
     p = st[TO_PLAY]
@@ -1225,7 +1232,7 @@ def _between_action(st, cfg, a, deck, rngs, i):
 
 
 @njit(cache=True)
-def _apply(st, cfg, deck, a, rngs, i):
+def apply_row(st, cfg, deck, a, rngs, i):
     """Apply legal action a to the row; True if the game is over."""
     if st[PHASE] <= PH_FINISH:
         st[STEPS] += 1
@@ -1254,14 +1261,14 @@ def _rewards_row(st, cfg, before_done, before_over, out):
         # §5.4: highest total; then more 1st places, more combo points, a better last place.
         best = 0
         for q in range(n):
-            if q == 0 or _better(st, q, best) > 0:
+            if q == 0 or better_row(st, q, best) > 0:
                 best = q
         for q in range(n):
-            out[q] = 1.0 if _better(st, q, best) == 0 else -1.0
+            out[q] = 1.0 if better_row(st, q, best) == 0 else -1.0
 
 
 @njit(cache=True)
-def _better(st, a, b):
+def better_row(st, a, b):
     """Compare the §5.4 keys of seats a and b: >0 if a ranks higher, 0 if tied."""
     if st[SCORE + a] != st[SCORE + b]:
         return st[SCORE + a] - st[SCORE + b]
@@ -1282,7 +1289,7 @@ def _put(obs, j, raw, scale, shift):
 
 
 @njit(cache=True)
-def _observe_row(st, seat, cfg, scale, shift, base, obs):
+def observe_row(st, seat, cfg, scale, shift, base, obs):
     """observation.encode(state, seat): raw values by field, then the layout's affine map."""
     n = cfg[C_N]
     for j in range(OBS_SIZE):  # an explicit loop: numba's slice assignment is slower
@@ -1352,7 +1359,7 @@ def _mask_row(st, cfg, legal, mask):
     """The legal-action mask of the seat to act (``legal``: scratch of NUM_ACTIONS)."""
     for j in range(NUM_ACTIONS):
         mask[j] = False
-    k = _legal(st, cfg, legal)
+    k = legal_row(st, cfg, legal)
     for j in range(k):
         mask[legal[j]] = True
 
@@ -1364,14 +1371,14 @@ def _step_row(i, states, rngs, consts, actions, obs, mask, seat, rewards, done, 
     st = states[i]
     before_done = st[ROUNDS_DONE]
     before_over = st[PHASE] == PH_GAME_OVER
-    over = _apply(st, cfg, deck, actions[i], rngs, i)
+    over = apply_row(st, cfg, deck, actions[i], rngs, i)
     _rewards_row(st, cfg, before_done, before_over, rewards[i])
     if over:
         done[i] = True
         _deal_row(st, rngs, i, cfg, deck)
     seat[i] = st[TO_PLAY]
     _mask_row(st, cfg, legal, mask[i])
-    _observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs[i])
+    observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs[i])
 
 
 # -- batch kernels: one serial and one parallel loop over rows, for every operation -----------
@@ -1420,9 +1427,9 @@ def _random_row(i, states, rngs, consts, num_steps, legal):
     out = np.zeros(P, dtype=np.float32)
     st = states[i]
     for _ in range(num_steps):
-        k = _legal(st, cfg, legal)
+        k = legal_row(st, cfg, legal)
         before_done = st[ROUNDS_DONE]
-        over = _apply(st, cfg, deck, legal[_below(rngs, i, k)], rngs, i)
+        over = apply_row(st, cfg, deck, legal[_below(rngs, i, k)], rngs, i)
         _rewards_row(st, cfg, before_done, False, out)
         if over:
             _deal_row(st, rngs, i, cfg, deck)
@@ -1441,9 +1448,9 @@ def _row_op(
     elif op == OP_REFRESH:
         seat[i] = st[TO_PLAY]
         _mask_row(st, cfg, legal, mask[i])
-        _observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs[i])
+        observe_row(st, st[TO_PLAY], cfg, scale, shift, base, obs[i])
     elif op == OP_OBSERVE:
-        _observe_row(st, seats[i], cfg, scale, shift, base, obs[i])
+        observe_row(st, seats[i], cfg, scale, shift, base, obs[i])
     elif op == OP_DEAL:
         _deal_row(st, rngs, i, cfg, deck)
     else:

@@ -1,8 +1,8 @@
 """KdK – Kampf der Könige as a PettingZoo AEC environment (``kdk_v1``).
 
 A shedding and combo game for 2–5 players, levels 8–10 of the house rules "KdK 4.6" with an
-invented base game. Rules: ``shared/rules/kdk.md`` (spec v1.1), restated for users in
-``docs/kdk_rules.md``.
+invented base game. Rules: ``docs/kdk_rules.md`` (spec v1.1),
+whose section numbers the code cites.
 
 Agents
     ``player_0`` … ``player_{n-1}``, seats in clockwise order. ``agent_selection`` is the

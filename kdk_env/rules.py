@@ -1,4 +1,4 @@
-"""KdK – Kampf der Könige: the pure rules core (spec v1.1, ``shared/rules/kdk.md``).
+"""KdK – Kampf der Könige: the pure rules core (spec v1.1, ``docs/kdk_rules.md``).
 
 No PettingZoo, no printing, no global random state: every shuffle, the round-1 opener and
 every recycle of a played pile use the generator passed in. Comments cite the spec (§x.y).

@@ -6,7 +6,7 @@ The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_stat
 implementation of ``rules.py``: it shares only constants with it (card table, action ids,
 positions, the observation layout's offsets and affine map), and ``tests/test_kingup_engine.py``
 replays games through both and compares masks, observations, rewards and states at every step.
-Rules are cited by the section names of ``shared/rules/kingup.md``.
+Rules are cited by the section names of ``docs/kingup_rules.md``.
 
 State of one game: one row of ``NUM_COLUMNS`` int64 columns (seats beyond ``num_players`` and
 finished-round slots not yet played hold 0). Per-game generator: one uint64 xorshift64* state.
@@ -38,19 +38,37 @@ columns  name                width  content (``rules.State`` field)
 Kernels: per-row ``@njit`` functions, and batch loops over rows; ``step``, ``observe`` and
 ``random_play`` run serially below ``PARALLEL_FROM`` rows and with ``prange`` from there (a
 parallel region costs microseconds, more than a small batch takes).
+
+Per-row API, for the rollout twin (``rollout.py``) and for tests; ``st`` is one row:
+
+=================================================================  ==========================
+``legal_row(st, n, out, scratch) -> int``                          ``rules.legal_actions``
+                                                                   into ``out``, the count
+``apply_row(st, action, n, num_rounds, no_cards, placements)``     ``rules.apply_action``;
+                                                                   True if the game ended
+``rewards_row(st, rounds_before, n, reward, out)``                 ``rules.rewards`` of the
+                                                                   step that led to ``st``
+``place_action(c, floor)``, ``place_of(action)``                   ``rules.place_action`` and
+                                                                   ``rules.place_of``, compiled
+=================================================================  ==========================
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 
-import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
+from kingup_env import observation as O
 from kingup_env import rules as R
 from kingup_env.observation import LAYOUT
+from tablegym import kernels  # also sets OpenMP's wait policy before numba loads it
+from tablegym.numba_cache import drop_stale
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (kernels, O, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- the column layout (see the module docstring) ------------------------------------------
 ROUND, PHASE, TO_PLAY, STARTER, CROWN, CANDIDATE, LAST, KING, DECK_TOP, ROUNDS_DONE = range(10)
@@ -103,39 +121,11 @@ O_ROUND_SCORES = _at["round_scores"]  # + P * round + relative seat
 O_TOTALS = _at["totals"]
 O_REVEALED = _at["revealed_cards"]  # + P * C * round + C * relative seat + candidate
 
-# numba's cache is keyed on this file alone, so every constant above is frozen into the cached
-# kernels. The digest of those that come from rules.py and observation.py is kept here: if they
-# change, the import fails until this file is updated to them (which also discards the cache).
-FINGERPRINT = "d3fee7ffabef22ac"
-
-
-def _fingerprint() -> str:
-    """Digest of the constants this engine takes from rules.py and observation.py."""
-    parts = (
-        [getattr(R, k) for k in ("NUM_CANDIDATES", "MAX_PLAYERS", "NUM_CARDS", "NUM_FLOORS",
-                                 "CAPACITY", "UNPLACED", "THRONE", "ELIMINATED", "CLIMB", "YES",
-                                 "NO", "NUM_ACTIONS", "MAX_ROUND_SCORE", "REWARDS")],
-        [(p.name, int(p)) for p in R.Phase],
-        [R.place_action(c, f) for c in range(C) for f in range(1, 5)],
-        R.FAVOURITE_CARDS,
-        [(f.name, LAYOUT.at[f.name], LAYOUT.shapes[f.name]) for f in LAYOUT.fields],
-    )  # fmt: skip
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
-if _fingerprint() != FINGERPRINT:
-    raise ImportError(
-        f"kingup_env/engine.py was written for other constants of rules.py/observation.py "
-        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
-        "set FINGERPRINT"
-    )
-
 NUM_POSITIONS = ELIMINATED - UNPLACED + 1  # unplaced, floors 0..5, throne, eliminated
 CHUNK = 16  # rows per prange piece
 PARALLEL_FROM = 64  # rows; below this a serial loop beats a prange region (measured)
 
-U12, U25, U27, U32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
-XORSHIFT_MULT = np.uint64(0x2545F4914F6CDD1D)
+U32 = np.uint64(32)
 
 
 def setup(config: Any) -> tuple:
@@ -173,23 +163,17 @@ def setup(config: Any) -> tuple:
 
 
 @njit(cache=True)
-def _next(rngs, i):
-    """xorshift64*: advance game i's generator and return 64 random bits."""
-    x = rngs[i]
-    x ^= x >> U12
-    x ^= x << U25
-    x ^= x >> U27
-    rngs[i] = x
-    return x * XORSHIFT_MULT
-
-
-@njit(cache=True)
 def _below(rngs, i, bound):
     """A random int in 0..bound-1 (multiply-shift on the high 32 bits)."""
-    return np.int64(((_next(rngs, i) >> U32) * np.uint64(bound)) >> U32)
+    return np.int64(((kernels.next_bits(rngs, i) >> U32) * np.uint64(bound)) >> U32)
 
 
 # -- per-row rules -----------------------------------------------------------------------------
+
+# The rules' own encode/decode pair of placement ids, compiled into the kernels: the ids have
+# one definition (rules.place_action), here as in the readable core.
+place_action = njit(inline="always")(R.place_action)
+place_of = njit(inline="always")(R.place_of)
 
 
 @njit(cache=True)
@@ -268,7 +252,7 @@ def _count_positions(st, scratch):
 
 
 @njit(cache=True, inline="always")
-def _legal(st, n, out, scratch):
+def legal_row(st, n, out, scratch):
     """Write the sorted legal action ids of the seat to act into ``out``; return how many.
 
     Ids are written unconditionally and kept by advancing ``k`` by a 0/1 flag: random play
@@ -287,13 +271,13 @@ def _legal(st, n, out, scratch):
         # Placement: an unplaced candidate onto floor 1..4 holding fewer than 4.
         for c in range(C):
             u = st[FLOORS + c] == UNPLACED
-            out[k] = 4 * c
+            out[k] = place_action(c, 1)
             k += u & r1
-            out[k] = 4 * c + 1
+            out[k] = place_action(c, 2)
             k += u & r2
-            out[k] = 4 * c + 2
+            out[k] = place_action(c, 3)
             k += u & r3
-            out[k] = 4 * c + 3
+            out[k] = place_action(c, 4)
             k += u & r4
         return k
     for c in range(C):
@@ -339,13 +323,13 @@ def _crown_king(st, n, num_rounds, no_cards, placements):
 
 
 @njit(cache=True)
-def _apply(st, action, n, num_rounds, no_cards, placements):
+def apply_row(st, action, n, num_rounds, no_cards, placements):
     """Play ``action`` (legal) for the seat to act; True if the game ended."""
     p = st[TO_PLAY]
     phase = st[PHASE]
     if phase == PLACE_PHASE:
-        c = action // 4
-        st[FLOORS + c] = action % 4 + 1
+        c, floor = place_of(action)
+        st[FLOORS + c] = floor
         st[PLACEMENTS_LEFT + p] -= 1
         st[TO_PLAY] = _left(p, n)
         for s in range(n):
@@ -398,7 +382,7 @@ def _apply(st, action, n, num_rounds, no_cards, placements):
 
 
 @njit(cache=True)
-def _rewards_row(st, rounds_before, n, reward, out):
+def rewards_row(st, rounds_before, n, reward, out):
     """Every seat's reward for the step that led to ``st`` (rules.rewards)."""
     for s in range(n):
         out[s] = 0.0
@@ -520,8 +504,8 @@ def _observe_row(st, seat, n, num_rounds, scale, shift, base, base_at, one, obs)
 
 @njit(cache=True, inline="always")
 def _mask_row(st, n, scratch, mask):
-    """The legal-action mask of the seat to act: _legal's set, written straight into the mask
-    (through _legal's list of ids it cost 30 ns more of a 245 ns step, measured serially)."""
+    """The legal-action mask of the seat to act: legal_row's set, written straight into the mask
+    (through legal_row's list of ids it cost 30 ns more of a 245 ns step, measured serially)."""
     phase = st[PHASE]
     for j in range(NUM_ACTIONS):
         mask[j] = False
@@ -535,10 +519,10 @@ def _mask_row(st, n, scratch, mask):
     if phase == PLACE_PHASE:
         for c in range(C):
             u = st[FLOORS + c] == UNPLACED
-            mask[4 * c] = u & r1
-            mask[4 * c + 1] = u & r2
-            mask[4 * c + 2] = u & r3
-            mask[4 * c + 3] = u & r4
+            mask[place_action(c, 1)] = u & r1
+            mask[place_action(c, 2)] = u & r2
+            mask[place_action(c, 3)] = u & r3
+            mask[place_action(c, 4)] = u & r4
         return
     for c in range(C):
         mask[CLIMB + c] = scratch[ROOM + st[FLOORS + c]] != 0
@@ -548,10 +532,10 @@ def _mask_row(st, n, scratch, mask):
 # Each kernel works on rows lo..hi-1 with its own scratch; the serial twin runs all rows, the
 # parallel one splits them into CHUNK-row pieces under prange (scratch allocated per piece).
 # The constants are unpacked once per call, not per row: per row it cost a fifth of a step.
-# _legal and _mask_row are inlined: as calls, their array arguments cost an atomic reference-count
-# increment and decrement each per row, half of the mask's time. (Inlining _observe_row,
-# _rewards_row or _apply as well measured slower.) Random play uses _legal's list of ids (it
-# draws one of them); the other kernels only need the mask.
+# legal_row and _mask_row are inlined: as calls, their array arguments cost an atomic
+# reference-count increment and decrement each per row, half of the mask's time. (Inlining
+# _observe_row, rewards_row or apply_row as well measured slower.) Random play uses legal_row's
+# list of ids (it draws one of them); the other kernels only need the mask.
 
 
 @njit(cache=True)
@@ -580,8 +564,8 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
     for i in range(lo, hi):
         st = states[i]
         before = st[ROUNDS_DONE]
-        over = _apply(st, actions[i], n, num_rounds, no_cards, placements)
-        _rewards_row(st, before, n, reward, rewards[i])
+        over = apply_row(st, actions[i], n, num_rounds, no_cards, placements)
+        rewards_row(st, before, n, reward, rewards[i])
         if over:
             done[i] = True
             _deal_row(st, rngs, i, n, no_cards, placements)
@@ -607,10 +591,10 @@ def _random_rows(lo, hi, states, rngs, consts, num_steps):
     for i in range(lo, hi):
         st = states[i]
         for _ in range(num_steps):
-            k = _legal(st, n, legal, scratch)
+            k = legal_row(st, n, legal, scratch)
             before = st[ROUNDS_DONE]
-            over = _apply(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
-            _rewards_row(st, before, n, reward, out)
+            over = apply_row(st, legal[_below(rngs, i, k)], n, num_rounds, no_cards, placements)
+            rewards_row(st, before, n, reward, out)
             if over:
                 _deal_row(st, rngs, i, n, no_cards, placements)
 

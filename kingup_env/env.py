@@ -2,7 +2,7 @@
 
 Bluff and voting for 3–6 players: place candidates in a six-floor castle, push them up, and
 vote on whoever reaches the throne. Rules and our interpretation choices:
-``docs/kingup_rules.md`` (from ``shared/rules/kingup.md``).
+``docs/kingup_rules.md``.
 
 Agents
     ``player_0`` … ``player_{n-1}``, seats in clockwise order. Seat 0 starts round 1; each

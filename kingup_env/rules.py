@@ -2,8 +2,8 @@
 
 No PettingZoo, no printing, no global random state: the only chance in the game, the order of
 the favourite deck, is drawn in :func:`initial_state` from the generator passed in, so every
-later step is deterministic. Rules are cited by the section names of ``shared/rules/kingup.md``;
-``docs/kingup_rules.md`` lists the interpretation choices.
+later step is deterministic. Rules are cited by the section names of ``docs/kingup_rules.md``,
+which also lists the interpretation choices.
 
 Actions (``NUM_ACTIONS = 67``, the same ids for every agent); build and read them only with
 :func:`place_action` / :func:`place_of` and :func:`climb_action` / :func:`climb_of`:

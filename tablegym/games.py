@@ -1,8 +1,10 @@
 """The game registry and the contract every game package keeps.
 
-``GAMES`` maps a game's short name (what CLIs and agent specs take) to its package. Everything
-that turns a name into code goes through :func:`rules_of`, :func:`observation_of` and
-:func:`env_class`, so an unknown name gets the same one-line error everywhere.
+``GAMES`` maps a game's short name (what CLIs and agent specs take) to its package: adding a
+game is one line here. Everything that turns a name into code goes through :func:`spec_of` (the
+game's facts: table sizes, players, search and training defaults), :func:`rules_of`,
+:func:`observation_of` and :func:`env_class`, so an unknown name gets the same one-line error
+everywhere.
 
 :class:`GameRules` states, once, what a rules module offers; ``tests/test_contract.py`` checks
 each game against it. The observation module offers ``LAYOUT``, ``OBS_SIZE``,
@@ -18,11 +20,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from tablegym.layout import Layout
+from tablegym.spec import GameSpec
 
 GAMES = {"kingup": "kingup_env", "updown": "updown_env", "kdk": "kdk_env"}
-# The table sizes each game allows, for CLIs and docs.
-PLAYER_COUNTS = {"kingup": (3, 4, 5, 6), "updown": (2, 3, 4), "kdk": (2, 3, 4, 5)}
-DEFAULT_PLAYERS = {"kingup": 4, "updown": 2, "kdk": 3}
 
 
 @runtime_checkable
@@ -83,6 +83,11 @@ def check_game(game: str) -> str:
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known games: {', '.join(GAMES)}")
     return game
+
+
+def spec_of(game: str) -> GameSpec:
+    """The game's facts (``<game>_env/spec.py``'s ``SPEC``)."""
+    return importlib.import_module(GAMES[check_game(game)] + ".spec").SPEC
 
 
 def package_of(game: str) -> ModuleType:

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.games import GAMES, PLAYER_COUNTS, env_class, package_of
+from tablegym.games import GAMES, env_class, package_of, spec_of
 
 # Options that keep the slowest game short enough for repeated whole games in tests.
 FAST = {"kdk": {"num_rounds": 1, "max_round_steps": 200}}
 # Every game at every table size it allows, and the matching test ids.
-TABLES = [(game, n) for game in GAMES for n in PLAYER_COUNTS[game]]
+TABLES = [(game, n) for game in GAMES for n in spec_of(game).player_counts]
 TABLE_IDS = [f"{game}-{n}p" for game, n in TABLES]
 
 

@@ -10,14 +10,14 @@ import pytest
 from helpers import random_playout
 
 from agents.base import GameView
-from agents.catalog import DEFAULT_SIMULATIONS, heuristic_class, rollout_policy
-from agents.heuristic_kingup import HeuristicKingUp
+from agents.catalog import heuristic_class, rollout_policy
 from agents.ismcts import ISMCTSAgent, cutoff_value, terminal_value
 from agents.random_agent import RandomAgent
 from kingup_env import raw_env
 from kingup_env import rules as R
+from kingup_env.heuristic import HeuristicKingUp
 from kingup_env.observation import encode
-from tablegym.games import GAMES, env_class
+from tablegym.games import GAMES, env_class, spec_of
 from training.evaluate import evaluate
 from training.registry import make_agent
 
@@ -51,7 +51,7 @@ def test_registry_builds_every_kind():
     assert tuned.exploration == 1.5 and tuned.rollout_policy is None
     default = make_agent("ismcts", "kingup")
     assert default.rollout_policy is not None and default.opponents == "policy"
-    assert default.simulations == DEFAULT_SIMULATIONS["kingup"]
+    assert default.simulations == spec_of("kingup").search.simulations
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_registry_builds_every_games_heuristic_and_search(game):
     heuristic = make_agent("heuristic", game, seed=0)
     assert isinstance(heuristic, heuristic_class(game)) and heuristic.spec == "heuristic"
     search = make_agent("ismcts", game, seed=0)
-    assert search.simulations == DEFAULT_SIMULATIONS[game]
+    assert search.simulations == spec_of(game).search.simulations
     assert search.rollout_policy is rollout_policy(game)
 
 

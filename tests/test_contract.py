@@ -14,6 +14,7 @@ import copy
 import inspect
 import pickle
 import re
+from importlib import import_module
 
 import numpy as np
 import pytest
@@ -21,14 +22,15 @@ from helpers import FAST, TABLE_IDS, TABLES, make, random_playout
 from pettingzoo.test import api_test, seed_test
 
 from tablegym.games import (
-    DEFAULT_PLAYERS,
     GAMES,
     GameObservation,
     GameRules,
     env_class,
     observation_of,
     rules_of,
+    spec_of,
 )
+from tablegym.spec import Default, GameSpec
 
 GAME_NAMES = list(GAMES)
 # Options under which rewards come during the game too, not only at its end.
@@ -178,7 +180,7 @@ def test_render_ansi(game, n):
 
 @pytest.mark.parametrize("game", GAME_NAMES)
 def test_numpy_player_count_reaches_the_env(game):
-    n = DEFAULT_PLAYERS[game]
+    n = spec_of(game).default_players
     env = env_class(game)(num_players=np.int64(n))
     assert env.config.num_players == n and type(env.config.num_players) is int
     assert len(env.possible_agents) == n
@@ -267,7 +269,7 @@ def test_cumulative_rewards_are_the_step_rewards_summed(game):
 
 @pytest.mark.parametrize("game", GAME_NAMES)
 def test_a_finished_game_says_it_is_over_and_bad_seeds_name_seed(game):
-    env = make(game, DEFAULT_PLAYERS[game])
+    env = make(game, spec_of(game).default_players)
     for _ in random_playout(env, seed=5):
         pass
     while env.agents:  # every finished agent takes its dead step and leaves
@@ -279,3 +281,30 @@ def test_a_finished_game_says_it_is_over_and_bad_seeds_name_seed(game):
             env.reset(seed=seed)
     env.reset(seed=np.int64(3))
     assert env.agents
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_the_spec_states_the_games_facts(game):
+    # The facts other packages read (tablegym/spec.py) hold for the game's own rules and code.
+    spec = spec_of(game)
+    assert spec.name == game
+    rules = rules_of(game)
+    for n in spec.player_counts:
+        assert rules.make_config(num_players=n).num_players == n
+    for n in (min(spec.player_counts) - 1, max(spec.player_counts) + 1):
+        with pytest.raises(ValueError, match="num_players"):
+            rules.make_config(num_players=n)
+    package = GAMES[game]
+    targets = [spec.heuristic, spec.batched_heuristic, spec.search.policy]
+    for target in targets:
+        module, _, name = target.partition(":")
+        assert module.startswith(package + ".") and callable(getattr(import_module(module), name))
+    twin = import_module(spec.search.twin)
+    assert twin.ENGINE is import_module(package + ".engine")
+    for default in vars(spec.training).values():
+        assert isinstance(default, Default) and default.why
+
+
+def test_a_spec_refuses_a_default_table_size_it_does_not_allow():
+    with pytest.raises(ValueError, match="default_players 2 is not one of player_counts"):
+        GameSpec("x", "X", (3, 4), 2, heuristic="x:H")

@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from helpers import Fed
 
-from agents import engine_rollout as G
 from agents.base import GameView
 from agents.catalog import rollout_policy
+from agents.engine_rollout import EngineRollouts
 from agents.ismcts import ISMCTSAgent, cutoff_value, terminal_value
-from tablegym.games import observation_of, rules_of
+from tablegym import kernels as G
+from tablegym.games import observation_of, rules_of, spec_of
 from tablegym.vector.engine import EngineBackend
 from training.registry import make_agent
 
@@ -69,7 +70,7 @@ DRAWS = 64  # numbers fed to the Python policy; no decision draws this many
 
 def twin_of(game: str):
     """The compiled rollout module of ``game``."""
-    return importlib.import_module(rollout_policy(game).engine)
+    return importlib.import_module(spec_of(game).search.twin)
 
 
 def seed_of(rng: np.random.Generator) -> int:
@@ -301,7 +302,7 @@ def test_play_outs_have_the_readable_searchs_rollout_values(game):
     rules, config, state = start_of(game, seed=11, steps=6)
     agent = make_agent("ismcts:1", game, seed=0)
     score = agent.cutoff == "score"
-    engine = G.EngineRollouts(twin_of(game).__name__, config, rules.NUM_ACTIONS, score)
+    engine = EngineRollouts(twin_of(game).__name__, config, rules.NUM_ACTIONS, score)
     rngs = np.array([5], dtype=np.uint64)
     compiled = np.array([engine.value(engine.row(state), rngs) for _ in range(2000)])
     readable = np.array([agent.rollout(rules, state) for _ in range(2000)])
@@ -313,7 +314,7 @@ def test_play_outs_have_the_readable_searchs_rollout_values(game):
 @pytest.mark.parametrize("game", TWINS)
 def test_a_race_through_engine_rollouts_pairs_its_moves(game):
     rules, config, state = start_of(game, seed=2, steps=4)
-    engine = G.EngineRollouts(twin_of(game).__name__, config, rules.NUM_ACTIONS, True)
+    engine = EngineRollouts(twin_of(game).__name__, config, rules.NUM_ACTIONS, True)
     legal = list(rules.legal_actions(state))
     values = engine.race(engine.row(state), legal + legal, seed=99)  # each move twice
     np.testing.assert_array_equal(values[: len(legal)], values[len(legal) :])
@@ -351,8 +352,10 @@ def test_the_backend_is_the_engine_where_the_policy_has_a_twin():
         assert make_agent("ismcts:5", game).backend == "numba"
         assert make_agent("ismcts:5,backend=rules", game).backend == "rules"
         assert make_agent("ismcts:5,rollout=random", game).backend == "rules"
-    with pytest.raises(ValueError, match="backend='numba' needs a rollout policy with a compiled"):
+    with pytest.raises(ValueError, match="backend='numba' needs the module of the rollout policy"):
         ISMCTSAgent(backend="numba", rollout_policy=lambda state, rand: 0)
+    with pytest.raises(ValueError, match="twin 'kdk_env.rollout' needs the rollout policy"):
+        ISMCTSAgent(twin="kdk_env.rollout")
     with pytest.raises(ValueError, match="backend must be one of"):
         ISMCTSAgent(backend="gpu")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,10 +18,10 @@ import pytest
 from helpers import interruptible
 
 from agents.base import Agent
-from agents.catalog import HEURISTICS
 from tablegym.aec import TableGameEnv
 from tablegym.games import GAMES, env_class
 from tablegym.layout import Layout
+from tablegym.spec import GameSpec
 from training.evaluate import (
     IllegalActionError,
     build_parser,
@@ -135,6 +136,12 @@ class Truthy(Cheat):
         return True
 
 
+def rig_heuristic(monkeypatch, target: str) -> None:
+    """Make the rigged game's ``heuristic`` agent the class ``target`` names."""
+    spec = sys.modules["rigged_game.spec"]
+    monkeypatch.setattr(spec, "SPEC", dataclasses.replace(spec.SPEC, heuristic=target))
+
+
 @pytest.fixture
 def rigged(monkeypatch, tmp_path):
     """Register game ``rigged``: ``heuristic`` picks 1, ``ppo:<file>`` picks the file's number."""
@@ -153,7 +160,9 @@ def rigged(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "rigged_game", package)
     monkeypatch.setitem(sys.modules, "training.ppo_agent", ppo)
     monkeypatch.setitem(GAMES, "rigged", "rigged_game")
-    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:High")
+    spec = types.ModuleType("rigged_game.spec")
+    spec.SPEC = GameSpec("rigged", "Rigged", (2, 3), 3, heuristic="rigged_game:High")
+    monkeypatch.setitem(sys.modules, "rigged_game.spec", spec)
     for name, pick in (("low", 0), ("high", 1)):
         (tmp_path / name).write_text(str(pick))
     return {name: f"ppo:{tmp_path / name}" for name in ("low", "high")}
@@ -194,7 +203,7 @@ def test_shared_wins_count_as_fractions(rigged):
 
 def test_illegal_action_is_reported_with_its_details(rigged, monkeypatch):
     # choices=1 allows only 0, and the cheat picks 1: at seat 1, step 1, in game 0.
-    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Cheat")
+    rig_heuristic(monkeypatch, "rigged_game:Cheat")
     with pytest.raises(IllegalActionError) as info:
         evaluate("rigged", ["random", "heuristic"], games=2, seed=3, options={"choices": 1})
     msg = str(info.value)
@@ -206,13 +215,13 @@ def test_illegal_action_is_reported_with_its_details(rigged, monkeypatch):
 
 def test_a_bool_is_no_action_id(rigged, monkeypatch):
     # choices=2 allows 0 and 1, and True == 1 to Python: it must still be refused.
-    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Truthy")
+    rig_heuristic(monkeypatch, "rigged_game:Truthy")
     with pytest.raises(IllegalActionError, match="illegal action True"):
         evaluate("rigged", ["random", "heuristic"], games=2, seed=3, options={"choices": 2})
 
 
 def test_agent_errors_say_where_they_happened(rigged, monkeypatch):
-    monkeypatch.setitem(HEURISTICS, "rigged", "rigged_game:Crash")
+    rig_heuristic(monkeypatch, "rigged_game:Crash")
     with pytest.raises(RuntimeError, match="out of ideas") as info:
         evaluate("rigged", ["random", "random", "heuristic"], games=3, seed=0)
     assert "agent 'heuristic' (seat 2)" in info.value.__notes__[0]

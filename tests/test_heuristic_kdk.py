@@ -1,8 +1,8 @@
 """The KdK heuristic: legal moves in every phase, observation only, scripted choices, strength.
 
 Scripted positions are hand-built states; the agent sees them only through
-``observation.encode`` and the mask of ``rules.legal_actions``. Rules are cited from the spec,
-``shared/rules/kdk.md`` (§x.y).
+``observation.encode`` and the mask of ``rules.legal_actions``. Rules are cited by the section
+numbers of ``docs/kdk_rules.md`` (§x.y).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 from kdk_positions import build, greedy
 
 from agents.base import GameView
-from agents.heuristic_kdk import Decision, HeuristicKdK, Seen
 from agents.random_agent import RandomAgent
 from kdk_env import observation, raw_env
 from kdk_env import rules as R
+from kdk_env.heuristic import Decision, HeuristicKdK, Seen
 from kdk_env.rules import Phase
 from training.evaluate import wilson
 

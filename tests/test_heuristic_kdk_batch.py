@@ -3,7 +3,7 @@
 Positions come from seeded games of every table size, level and deck mode, played at random
 (``kdk_positions.positions``) and greedily with some random moves (``kdk_positions.greedy``).
 The agent's actions on them were recorded with the heuristic as it was before the batched path
-(agents/heuristic_kdk.py as of commit 7ed570c): a changed decision anywhere fails here.
+(kdk_env/heuristic.py as of commit 7ed570c): a changed decision anywhere fails here.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from kdk_positions import greedy, positions
 
-from agents.heuristic_kdk import HeuristicKdK, act_batch
 from kdk_env import observation
 from kdk_env import rules as R
+from kdk_env.heuristic import HeuristicKdK, act_batch
 
 CONFIGS = list(itertools.product((2, 3, 4, 5), (8, 9, 10), ("one_colour", "own_decks")))
 SEED = 2024

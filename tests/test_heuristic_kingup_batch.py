@@ -1,4 +1,4 @@
-"""The compiled King Up! heuristic (agents/heuristic_kingup_batch.py) against the readable one.
+"""The compiled King Up! heuristic (kingup_env/heuristic_batch.py) against the readable one.
 
 Positions are every decision of games of 3 to 6 players in which each seat is the heuristic
 (played by the twin under test, so the games are cheap) or a random player; each is seen by
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from helpers import pick
 
-from agents.heuristic_kingup import Board, HeuristicKingUp
-from agents.heuristic_kingup_batch import act_batch, action_values
 from kingup_env import rules as R
+from kingup_env.heuristic import Board, HeuristicKingUp
+from kingup_env.heuristic_batch import act_batch, action_values
 from kingup_env.observation import LAYOUT, OBS_SIZE, encode
 from kingup_env.rules import ELIMINATED, NUM_ACTIONS, Phase
 

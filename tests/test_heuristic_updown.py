@@ -2,7 +2,7 @@
 
 Scripted positions are hand-built states (every card in exactly one place); the agent sees
 them only through ``observation.encode``. Cards are written ``card(suit, value)`` with suits
-C, S, H, D = clubs, spades, hearts, diamonds. Rules are cited from ``shared/rules/updown.md``.
+C, S, H, D = clubs, spades, hearts, diamonds. Rules are cited from ``docs/updown_rules.md``.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 from updown_positions import ALL_CARDS, C, D, H, S, card, mask
 
 from agents.base import GameView
-from agents.heuristic_updown import HeuristicUpDown
 from agents.random_agent import RandomAgent
 from training.evaluate import wilson
 from updown_env import observation, raw_env
 from updown_env import rules as R
+from updown_env.heuristic import HeuristicUpDown
 from updown_env.rules import DOWN, FLIP, ROLL, UP, Phase, play_action, rotate_action
 
 # The heuristic's win rate must clear the fair share by this much at the Wilson lower bound.

@@ -1,6 +1,6 @@
 """The batched Up & Down heuristic against the readable one it twins.
 
-``agents/heuristic_updown.py`` is the reference: the twin must give every legal action the
+``updown_env/heuristic.py`` is the reference: the twin must give every legal action the
 value the readable agent gives it and take the action it takes. The positions are every
 decision of 330 seeded games (2, 3 and 4 players, one or two rounds, heuristic and random
 seats): rule changes, card choices early and late in a trick, last tricks with one card left,
@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.heuristic_updown import HeuristicUpDown, Table
-from agents.heuristic_updown_batch import act_batch, action_values
 from updown_env import observation
 from updown_env import rules as R
+from updown_env.heuristic import HeuristicUpDown, Table
+from updown_env.heuristic_batch import act_batch, action_values
 from updown_env.observation import OBS_SIZE
 from updown_env.rules import NUM_ACTIONS, ROLL
 

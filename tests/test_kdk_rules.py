@@ -1,5 +1,5 @@
 """KdK rules core: the worked examples of spec §10, level differences, combos, shuffle pressure,
-slots, termination, and invariants over many greedy/random games (spec v1.1, shared/rules/kdk.md).
+slots, termination, and invariants over many greedy/random games (spec v1.1, docs/kdk_rules.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""King Up! rules core against shared/rules/kingup.md, section by section."""
+"""King Up! rules core against docs/kingup_rules.md, section by section."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""KdK's rollout module (``agents/rollout_kdk.py``) against the Python rollout policy and the rules.
+"""KdK's rollout module (``kdk_env/rollout.py``) against the Python rollout policy and the rules.
 
-``agents.heuristic_kdk.rollout_policy`` is the reference: given the same uniform numbers, the
+``kdk_env.heuristic.rollout_policy`` is the reference: given the same uniform numbers, the
 compiled ``policy`` must take its decision and draw as many numbers, and ``decide`` must value
 the same candidates to the last bit. Positions come from games of every table size, level and
 deck mode, played by the Python rollout policy and at random (``kdk_positions.positions``),
@@ -24,12 +24,12 @@ import pytest
 from helpers import Fed
 from kdk_positions import build, positions
 
-from agents import engine_rollout as G
-from agents import heuristic_kdk as H
-from agents import rollout_kdk as K
 from kdk_env import engine as E
+from kdk_env import heuristic as H
+from kdk_env import rollout as K
 from kdk_env import rules as R
 from kdk_env.rules import Phase
+from tablegym import kernels as G
 
 CONFIGS = list(itertools.product((2, 3, 4, 5), (8, 9, 10), ("one_colour", "own_decks")))
 DRAWS = 128  # numbers fed to the Python policy; no decision draws this many

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 from helpers import Fed
 
-from agents import heuristic_updown as H
-from agents import rollout_updown as U
-from agents.engine_rollout import uniforms
-from agents.heuristic_updown import rollout_policy
+from tablegym.kernels import uniforms
 from updown_env import engine as E
+from updown_env import heuristic as H
+from updown_env import rollout as U
 from updown_env import rules as R
+from updown_env.heuristic import rollout_policy
 from updown_env.rules import PLAY, ROLL
 
 

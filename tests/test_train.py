@@ -21,7 +21,7 @@ pytest.importorskip("sb3_contrib")
 from training.checkpoints import export_policy, read_meta, save_atomic, training_meta  # noqa: E402
 from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv  # noqa: E402
 from training.ppo_agent import load_ppo_agent  # noqa: E402
-from training.train import DEFAULT_MIX, GPU_SIZES, Args, main, parse_args  # noqa: E402
+from training.train import GPU_SIZES, Args, game_default, main, parse_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, str(ROOT / "training" / "train.py")]
@@ -75,7 +75,7 @@ def test_cli_run_per_game(game, tmp_path):
     assert set(costs) == {k for k, n in summary["decisions"].items() if n and k != "self"}
     assert all(v > 0 for v in costs.values())
     config = json.loads((run / "config.json").read_text())
-    assert config["opponent_mix"] == DEFAULT_MIX[game]
+    assert config["opponent_mix"] == game_default(game, "mix")
     assert (config["warm_start"], config["warm_epochs"]) == (4, 1)
     assert read_meta(run / "checkpoint.zip")["game"] == game
     curve = json.loads((run / "curve.json").read_text())
@@ -84,7 +84,8 @@ def test_cli_run_per_game(game, tmp_path):
 
 def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     kdk, _ = parse_args(["--game", "kdk"])
-    assert kdk.resolved().opponent_mix == DEFAULT_MIX["kdk"] != DEFAULT_MIX["kingup"]
+    mix = kdk.resolved().opponent_mix
+    assert mix == game_default("kdk", "mix") != game_default("kingup", "mix")
     assert (kdk.warm_start_games(), kdk.warm_start_epochs()) == (500, 5)
     updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
     resolved = updown.resolved()

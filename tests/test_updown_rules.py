@@ -1,6 +1,6 @@
 """Up & Down rules core: scripted tricks from hand-built states, setup, rule changes, invariants.
 
-Rules are cited by the section names of ``shared/rules/updown.md``. Cards are written as
+Rules are cited by the section names of ``docs/updown_rules.md``. Cards are written as
 ``card(suit, value)`` with suits C, S, H, D = clubs, spades, hearts, diamonds.
 """
 

@@ -1,6 +1,6 @@
 """Up & Down determinisation: ``rules.sample_state`` redraws exactly what a seat cannot see.
 
-"Hidden information" of ``shared/rules/updown.md``: others' hands, others' unrevealed choices
+"Hidden information" of ``docs/updown_rules.md``: others' hands, others' unrevealed choices
 and the set-aside cards are never observable; everything else, and one's own hand and choice,
 is. A sample must keep the latter and may change only the former.
 """

@@ -124,7 +124,7 @@ if __package__ in (None, ""):
 from agents.base import GameView  # noqa: E402
 from tablegym.cli import OneLineParser, require_extra  # noqa: E402
 from tablegym.files import WriteError, write_atomic, write_json_atomic  # noqa: E402
-from tablegym.games import DEFAULT_PLAYERS, GAMES, check_game, env_class  # noqa: E402
+from tablegym.games import GAMES, check_game, env_class, spec_of  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
 from tablegym.records import check_writable, make_record, write_record, write_record_lines  # noqa: E402
 from tablegym.vector import VectorGame, random_actions  # noqa: E402
@@ -679,7 +679,7 @@ def crosstable(
     "Crosstables"."""
     options = dict(options or {})
     check_game(game)
-    options.setdefault("num_players", DEFAULT_PLAYERS[game])
+    options.setdefault("num_players", spec_of(game).default_players)
     for name, value, low in (("games", games, 1), ("seed", seed, 0), ("batch", batch, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError(f"crosstable: {name} must be an integer >= {low}; got {value!r}")
@@ -1011,7 +1011,7 @@ def _check_crosstable_args(args: argparse.Namespace, options: dict[str, Any]) ->
                              ("--seed", args.seed, 0), ("--batch", args.batch, 0)):  # fmt: skip
         if value < low:
             raise ValueError(f"{name} must be an integer >= {low}; got {value}")
-    options.setdefault("num_players", DEFAULT_PLAYERS[args.game])
+    options.setdefault("num_players", spec_of(args.game).default_players)
     try:
         env_class(args.game)(**options)
     except ValueError as err:

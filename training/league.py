@@ -225,9 +225,9 @@ class League:
 
 def main_table(tables: list[dict[str, Any]], game: str) -> dict[str, Any]:
     """The options of the table evaluations play: the game's default size when trained."""
-    from tablegym.games import DEFAULT_PLAYERS
+    from tablegym.games import spec_of
 
-    default = [t for t in tables if t["num_players"] == DEFAULT_PLAYERS[game]]
+    default = [t for t in tables if t["num_players"] == spec_of(game).default_players]
     return (default or tables)[0]
 
 

@@ -49,7 +49,7 @@ if __package__ in (None, ""):
 from agents.base import GameView  # noqa: E402
 from tablegym.cli import OneLineParser  # noqa: E402
 from tablegym.files import WriteError  # noqa: E402
-from tablegym.games import GAMES, PLAYER_COUNTS, env_class  # noqa: E402
+from tablegym.games import GAMES, env_class, spec_of  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
 from tablegym.records import check_writable, record_of_env, write_record  # noqa: E402
 from tablegym.replay import is_visible  # noqa: E402
@@ -260,7 +260,7 @@ def check_args(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     if args.num_players is not None:
         options["num_players"] = args.num_players
     n = options.setdefault("num_players", len(specs))
-    counts = PLAYER_COUNTS[game]
+    counts = spec_of(game).player_counts
     if n not in counts:
         allowed = ", ".join(map(str, counts))
         raise ValueError(f"--num-players/--agents: {game} is played by {allowed} players; got {n}")

@@ -4,7 +4,7 @@
 spec               agent
 =================  ==============================================================
 ``random``         :class:`agents.random_agent.RandomAgent` (every game)
-``heuristic``      the game's rule-of-thumb agent, from :data:`agents.catalog.HEURISTICS`
+``heuristic``      the game's rule-of-thumb agent, its spec's ``heuristic``
 ``ismcts``         :class:`agents.ismcts.ISMCTSAgent`, the game's default budget
 ``ismcts:N``       the same with N simulations per move
 ``ismcts:N,K=V``   ... and constructor options, e.g. ``ismcts:200,rollout=random``
@@ -34,7 +34,7 @@ from agents.base import Agent
 from agents.ismcts import ISMCTSAgent
 from agents.random_agent import RandomAgent
 from tablegym.cli import require_extra
-from tablegym.games import GAMES, check_game
+from tablegym.games import GAMES, check_game, spec_of
 from tablegym.options import parse_key_value
 from training import bots
 
@@ -76,15 +76,23 @@ def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict
     except ValueError as err:
         raise ValueError(f"bad agent spec {spec!r}: {err}") from None
     options = {**given, **options}
+    search = spec_of(game).search
     if budget:
         options["simulations"] = int(budget)
-    else:
-        options.setdefault("simulations", catalog.DEFAULT_SIMULATIONS[game])
+    elif search is not None:
+        options.setdefault("simulations", search.simulations)
     rollout = options.pop("rollout", "auto")
     if rollout not in ("auto", "random"):
         raise ValueError(f"bad agent spec {spec!r}: rollout must be 'auto' or 'random'")
-    if rollout == "auto":
-        options["rollout_policy"] = catalog.rollout_policy(game)
+    if rollout == "auto" and search is not None:
+        # The game's own settings, where the spec string leaves them to "auto".
+        options["rollout_policy"] = catalog.load(search.policy)
+        options.setdefault("twin", search.twin)
+        for name in ("cutoff", "root"):
+            if options.get(name, "auto") == "auto":
+                options[name] = getattr(search, name)
+        if options.get("bias") is None:
+            options["bias"] = search.bias
     allowed = set(inspect.signature(ISMCTSAgent).parameters) - {"seed"}
     unknown = sorted(set(options) - allowed)
     if unknown:

@@ -55,7 +55,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from tablegym.cli import dataclass_parser, given_flags, require_extra  # noqa: E402
 from tablegym.files import WriteError, thread_write_errors_quiet, write_json_atomic  # noqa: E402
-from tablegym.games import DEFAULT_PLAYERS, GAMES, PLAYER_COUNTS, check_game  # noqa: E402
+from tablegym.games import GAMES, check_game, spec_of  # noqa: E402
 from tablegym.options import parse_options  # noqa: E402
 from training.rundir import (  # noqa: E402
     ASIDE,
@@ -71,46 +71,23 @@ from training.rundir import (  # noqa: E402
 if TYPE_CHECKING:
     from agents.catalog import BatchPolicy
 
-# Teacher games and epochs of imitation: as much agreement as fits in about 30 s on two cores.
-# The batched heuristics make the games cheap (a few seconds); the fit costs 10-25 µs per
-# decision and epoch. Up & Down needs many games: its policy won 0.26 of 2-player games
-# against the heuristic after 600 (agreement 0.77), 0.41 after 4,000 (0.82). A KdK game holds
-# four times the decisions, and 150 games (agreement 0.91) left the policy at 0.04 against
-# the heuristic; 500 games at 10 epochs took 64 s, at 5 about half. Measured alone on the
-# machine: 7 s, 25 s (Up & Down at 10 epochs: 31 s, agreement 0.84 against 0.82) and 25 s.
-DEFAULT_WARM_START = {"kingup": 500, "updown": 4000, "kdk": 500}
-DEFAULT_WARM_EPOCHS = {"kingup": 10, "updown": 8, "kdk": 5}
-# The league (training.league). The anchors need a large share of heuristic seats: each shipped
-# run's second stage raised the heuristic's share (King Up! 0.25 -> 0.45, KdK 0.3 -> 0.5, Up & Down
-# 0.45 -> 0.7) and its rate against the heuristic with it (0.450 -> 0.596, 0.512 -> 0.580, 0.521
-# -> 0.554) while the probe stayed below the fair share (docs/results.md, "League"). Each game
-# draws its seat weights around the mix (--mix-concentration), so whole tables of heuristics or
-# of random players are common. Entropy and clip: King Up! from the sweep (0.05 annealed with
-# clip 0.1 beat 0.005/0.2 and 0.02/0.1 on the heuristic, random players and the probe); Up & Down
-# keeps the bonus of its earlier bot (0.005), annealed, with the small clip; KdK the settings
-# whose bot held against a fresh learner (0.323 of its games, fair 0.333).
-DEFAULT_MIX = {
-    "kingup": "self=0.2,snapshot=0.2,heuristic=0.45,random=0.15",
-    "updown": "self=0.15,snapshot=0.15,heuristic=0.7",
-    "kdk": "self=0.2,snapshot=0.2,heuristic=0.5,random=0.1",
-}
-DEFAULT_ENT_COEF = {"kingup": 0.05, "updown": 0.005, "kdk": 0.001}
-DEFAULT_ANNEAL = {"kingup": "ent", "updown": "ent", "kdk": ""}
-DEFAULT_CLIP_RANGE = {"kingup": 0.1, "updown": 0.1, "kdk": 0.2}
-# One epoch per update in Up & Down: 40% more samples (53M in 25 minutes against the heuristic
-# alone), and its run won 0.600 over 50,000 games of seeds 7-11, where two epochs won 0.585
-# (heuristic 1.0) and 0.567 (heuristic 0.9) over 20,000 of seed 2028 (README, Training).
-DEFAULT_N_EPOCHS = {"kingup": 2, "updown": 1, "kdk": 2}
 # On a GPU the update and the batched forward passes cost little per row, and every tick and
 # every minibatch costs a fixed launch overhead: more games per tick and larger rollouts and
 # minibatches spread it (docs/results.md, "GPU"). Used where the flag is not given.
 GPU_SIZES = {"num_games": 4096, "n_steps": 65536, "batch_size": 16384}
 
 
-def per_game(text: str, defaults: dict[str, Any]) -> str:
-    """``text (default: kingup 500; updown 4000; kdk 500)``: a help text with per-game defaults."""
-    shown = "; ".join(f"{g} {v!r}" if v == "" else f"{g} {v}" for g, v in defaults.items())
+def per_game(text: str, name: str) -> str:
+    """``text (default: kingup 500; updown 4000; kdk 500)``: a help text with the per-game
+    defaults of the training setting ``name`` (each game's ``spec.training``)."""
+    values = {g: getattr(spec_of(g).training, name).value for g in GAMES}
+    shown = "; ".join(f"{g} {v!r}" if v == "" else f"{g} {v}" for g, v in values.items())
     return f"{text} (default: {shown})"
+
+
+def game_default(game: str, name: str) -> Any:
+    """The game's default of the training setting ``name`` (``<game>_env/spec.py``)."""
+    return getattr(spec_of(game).training, name).value
 
 
 # What a run directory holds; --overwrite removes exactly these.
@@ -154,7 +131,7 @@ class Args:
     )
     warm_start: int | None = field(
         default=None,
-        metadata={"help": per_game("heuristic games imitated before PPO starts", DEFAULT_WARM_START)
+        metadata={"help": per_game("heuristic games imitated before PPO starts", "warm_start")
                   + "; 0: start from a random policy"},
     )  # fmt: skip
     init: str = field(
@@ -164,12 +141,12 @@ class Args:
                   "start; it may have been trained at other table sizes"},
     )  # fmt: skip
     warm_epochs: int | None = field(
-        default=None, metadata={"help": per_game("epochs of imitation", DEFAULT_WARM_EPOCHS)}
+        default=None, metadata={"help": per_game("epochs of imitation", "warm_epochs")}
     )
     opponent_mix: str | None = field(
         default=None,
         metadata={"help": per_game("kinds of player and their weights, drawn per seat and game",
-                                   DEFAULT_MIX)},
+                                   "mix")},
     )  # fmt: skip
     mix_concentration: float = field(
         default=1.0,
@@ -221,21 +198,21 @@ class Args:
     n_steps: int = field(default=8192, metadata={"help": "learner samples per PPO update"})
     batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
     n_epochs: int | None = field(
-        default=None, metadata={"help": per_game("epochs per update", DEFAULT_N_EPOCHS)}
+        default=None, metadata={"help": per_game("epochs per update", "n_epochs")}
     )
     gamma: float = field(default=0.995, metadata={"help": "discount per decision of a seat"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
     ent_coef: float | None = field(
-        default=None, metadata={"help": per_game("entropy bonus", DEFAULT_ENT_COEF)}
+        default=None, metadata={"help": per_game("entropy bonus", "ent_coef")}
     )
     clip_range: float | None = field(
-        default=None, metadata={"help": per_game("PPO's clip range", DEFAULT_CLIP_RANGE)}
+        default=None, metadata={"help": per_game("PPO's clip range", "clip_range")}
     )
     anneal: str | None = field(
         default=None,
         metadata={"help": per_game("what falls linearly to zero over the budget (samples or "
                   "minutes, whichever ends the run first): lr, ent, lr,ent or ''",
-                  DEFAULT_ANNEAL)},
+                  "anneal")},
     )  # fmt: skip
     net_arch: str = field(default="128,128", metadata={"help": "hidden layer sizes"})
     device: str = field(
@@ -253,12 +230,12 @@ class Args:
     def player_counts(self) -> list[int]:
         """The table sizes to train on."""
         if not self.num_players:
-            return [DEFAULT_PLAYERS[self.game]]
+            return [spec_of(self.game).default_players]
         try:
             counts = [int(x) for x in str(self.num_players).split(",") if x.strip()]
         except ValueError:
             counts = []
-        allowed = PLAYER_COUNTS[self.game]
+        allowed = spec_of(self.game).player_counts
         if not counts or any(n not in allowed for n in counts):
             shown = ", ".join(map(str, allowed))
             raise ValueError(
@@ -308,7 +285,7 @@ class Args:
         return parts
 
     def warm_start_games(self) -> int:
-        return DEFAULT_WARM_START[self.game] if self.warm_start is None else self.warm_start
+        return game_default(self.game, "warm_start") if self.warm_start is None else self.warm_start
 
     def resolved(self) -> Args:
         """This config with the per-game defaults written out (for config.json), no --config."""
@@ -325,22 +302,24 @@ class Args:
         )
 
     def mix(self) -> str:
-        return DEFAULT_MIX[self.game] if self.opponent_mix is None else self.opponent_mix
+        return game_default(self.game, "mix") if self.opponent_mix is None else self.opponent_mix
 
     def entropy(self) -> float:
-        return DEFAULT_ENT_COEF[self.game] if self.ent_coef is None else self.ent_coef
+        return game_default(self.game, "ent_coef") if self.ent_coef is None else self.ent_coef
 
     def annealing(self) -> str:
-        return DEFAULT_ANNEAL[self.game] if self.anneal is None else self.anneal
+        return game_default(self.game, "anneal") if self.anneal is None else self.anneal
 
     def clip(self) -> float:
-        return DEFAULT_CLIP_RANGE[self.game] if self.clip_range is None else self.clip_range
+        return game_default(self.game, "clip_range") if self.clip_range is None else self.clip_range
 
     def epochs(self) -> int:
-        return DEFAULT_N_EPOCHS[self.game] if self.n_epochs is None else self.n_epochs
+        return game_default(self.game, "n_epochs") if self.n_epochs is None else self.n_epochs
 
     def warm_start_epochs(self) -> int:
-        return DEFAULT_WARM_EPOCHS[self.game] if self.warm_epochs is None else self.warm_epochs
+        if self.warm_epochs is None:
+            return game_default(self.game, "warm_epochs")
+        return self.warm_epochs
 
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")

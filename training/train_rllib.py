@@ -55,7 +55,7 @@ from tablegym.files import (  # noqa: E402
     write_atomic,
     write_json_atomic,
 )
-from tablegym.games import DEFAULT_PLAYERS, GAMES, rules_of  # noqa: E402
+from tablegym.games import GAMES, rules_of, spec_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
 from training import tags  # noqa: E402
 
@@ -113,7 +113,7 @@ class Args:
     def game_options(self) -> dict[str, Any]:
         """The game's options: player count plus every ``--option KEY=VALUE``."""
         options = parse_options(self.option)
-        options["num_players"] = self.num_players or DEFAULT_PLAYERS[self.game]
+        options["num_players"] = self.num_players or spec_of(self.game).default_players
         return options
 
     def run_dir(self) -> Path:

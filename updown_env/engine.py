@@ -5,7 +5,7 @@ The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_stat
 it. This is a second implementation of ``rules.py`` that shares only its constants (card and
 action ids, directions, hand sizes, throw orientations); ``tests/test_updown_engine.py`` replays
 random games through both and compares masks, observations, rewards and states step by step.
-Rules are cited by the section names of ``shared/rules/updown.md``.
+Rules are cited by the section names of ``docs/updown_rules.md``.
 
 State columns (``states[i]`` is one game; ``rngs[i]`` its xorshift64* generator)
     ======  ===============  =====================================================
@@ -45,17 +45,26 @@ core's numpy generator, so the two agree in distribution, not game by game.
 
 The per-step batch kernels (``step``, ``observe``) loop over rows serially below
 ``PARALLEL_FROM`` rows and with ``prange`` from there; ``deal`` and ``refresh`` (reset,
-``set_state``) always run serially. Measured on this project's shared 2-core machine with
-OpenMP workers waiting passively (spinning workers made a region cost up to 16 ms while other
-processes kept the cores busy; ``tablegym.vector.engine`` explains how the workers wait now): a
-region costs about 8 µs; at 64 rows serial and prange were even, from 256 rows prange was as
-fast or faster. :func:`random_play` (uniformly random legal actions inside numba, for
-benchmarks) is one long region per call and uses ``prange`` from ``PLAY_PARALLEL_MIN`` rows.
+``set_state``) always run serially: a parallel region costs more than a small batch takes
+(measurements: docs/results.md). :func:`random_play` (uniformly random legal actions inside
+numba, for benchmarks) is one long region per call and uses ``prange`` from
+``PLAY_PARALLEL_MIN`` rows.
+
+Per-row API, for the rollout twin (``rollout.py``) and for tests; rows are ``s[i]``, ``prm``
+comes from :func:`setup`:
+
+======================================================  ======================================
+``step_row(s, rngs, i, prm, action, rewards) -> bool``  ``rules.apply_action`` and
+                                                        ``rules.rewards``; True at game over
+``write_mask(s, i, prm, mask, k)``                      ``rules.legal_actions`` as
+                                                        ``mask[k]``
+``own_suit(prm, orientation, seat) -> int``             a seat's own suit
+``popcount(m) -> int``, ``lowest_bit(m) -> int``        set bits of a card mask, the lowest
+======================================================  ======================================
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numba as nb
@@ -63,8 +72,9 @@ import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
 
-import tablegym.vector.engine  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
-from updown_env import rules
+from tablegym import kernels  # also sets OpenMP's wait policy before numba loads it
+from tablegym.numba_cache import drop_stale
+from updown_env import observation, rules
 from updown_env.observation import LAYOUT
 from updown_env.rules import (
     DIRECTIONS,
@@ -86,6 +96,10 @@ from updown_env.rules import (
     Phase,
     State,
 )
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (kernels, observation, rules)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- state columns -------------------------------------------------------------------------
 ROUND, PHASE, TO_PLAY, LEADER, SIDE, ORIENTATION, TRUMP, POT_COL, LOST_COL, LAST_RESULT = range(10)
@@ -149,33 +163,6 @@ ZERO, ONE, SCALE, SHIFT = range(4)  # rows of ``values``
 
 CHANGE, CHOOSE, GAME_OVER = int(Phase.CHANGE), int(Phase.CHOOSE), int(Phase.GAME_OVER)
 
-# numba's cache is keyed on this file alone, so the rules constants used above and below are
-# frozen into the cached kernels (the observation offsets and the options are not: they come in
-# ``consts``). The digest of those constants and of the observation's fields (names and shapes,
-# which the kernels write) is kept here: if they change, the import fails until this file is
-# updated to them, which also discards the stale cache.
-FINGERPRINT = "250cbdc8756c5899"
-
-
-def _fingerprint() -> str:
-    """Digest of the constants of rules.py and the fields of observation.LAYOUT used here."""
-    names = ("NUM_SUITS", "NUM_VALUES", "NUM_CARDS", "MIN_VALUE", "MAX_PLAYERS", "FLIP", "ROTATE",
-             "ROLL", "PLAY", "NUM_ACTIONS", "UP", "DOWN", "NO_CARD", "POT", "LOST", "NO_TRICK",
-             "REWARDS")  # fmt: skip
-    parts = (
-        [getattr(rules, name) for name in names],
-        [(p.name, int(p)) for p in Phase],
-        [(f.name, LAYOUT.shapes[f.name]) for f in LAYOUT.fields],
-    )
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
-if _fingerprint() != FINGERPRINT:
-    raise ImportError(
-        f"updown_env/engine.py was written for other constants of rules.py/observation.py "
-        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
-        "set FINGERPRINT"
-    )
 PARALLEL_FROM = 256  # rows; see the module docstring
 PLAY_PARALLEL_MIN = 64
 
@@ -210,7 +197,7 @@ def setup(config: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @intrinsic
-def _lowest_bit(typingctx: Any, m: Any) -> tuple:
+def lowest_bit(typingctx: Any, m: Any) -> tuple:
     """Index of the lowest set bit of a nonzero int64 card mask: LLVM's cttz, one instruction
     (a de Bruijn table lookup measured 4x slower)."""
 
@@ -221,7 +208,8 @@ def _lowest_bit(typingctx: Any, m: Any) -> tuple:
 
 
 @nb.njit(cache=True, inline="always")
-def _popcount(m: int) -> int:
+def popcount(m: int) -> int:
+    """The number of set bits of a card mask (SWAR: numba has no popcount of its own)."""
     x = np.uint64(m)
     x = x - ((x >> _U1) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -232,12 +220,7 @@ def _popcount(m: int) -> int:
 @nb.njit(cache=True, inline="always")
 def _next32(rngs: np.ndarray, i: int) -> np.uint64:
     """xorshift64*: the next 32 high-quality bits of game i's generator."""
-    x = rngs[i]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    rngs[i] = x
-    return (x * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(32)
+    return kernels.next_bits(rngs, i) >> np.uint64(32)
 
 
 @nb.njit(cache=True)
@@ -269,7 +252,7 @@ def _wrap(x: int, n: int) -> int:
 
 
 @nb.njit(cache=True, inline="always")
-def _own_suit(prm: np.ndarray, orientation: int, seat: int) -> int:
+def own_suit(prm: np.ndarray, orientation: int, seat: int) -> int:
     """A seat's own suit: the suit facing its direction ("Components")."""
     return (prm[P_DIRS + seat] + orientation) % NUM_SUITS
 
@@ -355,7 +338,7 @@ def _deal_row(s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray) -> None:
 
 
 @nb.njit(cache=True, inline="always")
-def _write_mask(s: np.ndarray, i: int, prm: np.ndarray, mask: np.ndarray, k: int) -> None:
+def write_mask(s: np.ndarray, i: int, prm: np.ndarray, mask: np.ndarray, k: int) -> None:
     """mask[k] = the legal actions of row i ("A trick" 1-2)."""
     phase = s[i, PHASE]
     if phase == CHOOSE:
@@ -370,7 +353,7 @@ def _write_mask(s: np.ndarray, i: int, prm: np.ndarray, mask: np.ndarray, k: int
     for a in range(mask.shape[1]):
         mask[k, a] = False
     if phase == CHANGE:
-        own = _own_suit(prm, s[i, ORIENTATION], s[i, LEADER])
+        own = own_suit(prm, s[i, ORIENTATION], s[i, LEADER])
         mask[k, FLIP] = True
         mask[k, ROLL] = True
         for suit in range(NUM_SUITS):
@@ -405,7 +388,7 @@ def _write_obs(
     m = s[i, HANDS + seat]
     base = at[O_HAND]
     while m:
-        j = base + _lowest_bit(m)
+        j = base + lowest_bit(m)
         obs[k, j] = one[j]
         m &= m - 1
     if s[i, PENDING + seat] != NO_CARD:
@@ -417,13 +400,13 @@ def _write_obs(
         m = s[i, PLAYED + q]
         base = at[O_PLAYED] + NUM_CARDS * r
         while m:
-            j = base + _lowest_bit(m)
+            j = base + lowest_bit(m)
             obs[k, j] = one[j]
             m &= m - 1
         if s[i, LAST_TRICK + q] != NO_CARD:
             j = at[O_LAST_TRICK] + NUM_CARDS * r + s[i, LAST_TRICK + q]
             obs[k, j] = one[j]
-        j = at[O_SUITS] + NUM_SUITS * r + _own_suit(prm, orientation, q)
+        j = at[O_SUITS] + NUM_SUITS * r + own_suit(prm, orientation, q)
         obs[k, j] = one[j]
         if s[i, PENDING + q] != NO_CARD:
             j = at[O_CHOSEN] + r
@@ -431,7 +414,7 @@ def _write_obs(
         j = at[O_TRICKS] + r
         obs[k, j] = np.float32(s[i, TRICKS + q]) * scale[j] + shift[j]
         j = at[O_HAND_SIZES] + r
-        obs[k, j] = np.float32(_popcount(s[i, HANDS + q])) * scale[j] + shift[j]
+        obs[k, j] = np.float32(popcount(s[i, HANDS + q])) * scale[j] + shift[j]
     result = s[i, LAST_RESULT]
     if result >= 0:
         j = at[O_LAST_RESULT] + _wrap(result - seat + n, n)
@@ -457,7 +440,7 @@ def _write_obs(
     j = at[O_POT]
     obs[k, j] = np.float32(s[i, POT_COL]) * scale[j] + shift[j]
     j = at[O_TRICKS_LEFT]
-    left = prm[P_HAND] - _popcount(s[i, PLAYED])
+    left = prm[P_HAND] - popcount(s[i, PLAYED])
     obs[k, j] = np.float32(left) * scale[j] + shift[j]
     j = at[O_ROUND]
     obs[k, j] = np.float32(s[i, ROUND]) * scale[j] + shift[j]
@@ -483,7 +466,7 @@ def _refresh_row(
     if to_play < 0:
         to_play = prm[P_NUM_PLAYERS] - 1
     _write_obs(s, i, to_play, prm, at, values, obs, i)
-    _write_mask(s, i, prm, mask, i)
+    write_mask(s, i, prm, mask, i)
 
 
 # -- transitions ---------------------------------------------------------------------------
@@ -509,7 +492,7 @@ def _trick_winner(s: np.ndarray, i: int, prm: np.ndarray) -> int:
             continue  # 3a: equal values neutralise, trumps included
         if v == trump:
             return seat  # 3c: the one remaining trump beats everything, UP or DOWN
-        if card // NUM_VALUES != _own_suit(prm, orientation, seat):
+        if card // NUM_VALUES != own_suit(prm, orientation, seat):
             continue  # 3b: not a trump and not the player's own suit
         if best < 0 or (v > best_value if up else v < best_value):
             best = seat
@@ -518,7 +501,7 @@ def _trick_winner(s: np.ndarray, i: int, prm: np.ndarray) -> int:
 
 
 @nb.njit(cache=True, inline="always")
-def _step_row(
+def step_row(
     s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray, action: int, rewards: np.ndarray
 ) -> bool:
     """Apply a legal ``action`` to row i; write rewards[i]; True if the game ended."""
@@ -605,13 +588,13 @@ def _random_action(s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray) -> 
             return FLIP
         if r == 4:
             return ROLL
-        own = _own_suit(prm, s[i, ORIENTATION], s[i, LEADER])
+        own = own_suit(prm, s[i, ORIENTATION], s[i, LEADER])
         suit = r - 1
         return ROTATE + (suit if suit < own else suit + 1)
     m = s[i, HANDS + s[i, TO_PLAY]]
-    for _ in range(_below(rngs, i, _popcount(m))):
+    for _ in range(_below(rngs, i, popcount(m))):
         m &= m - 1
-    return PLAY + _lowest_bit(m)
+    return PLAY + lowest_bit(m)
 
 
 # -- batch kernels -------------------------------------------------------------------------
@@ -646,7 +629,7 @@ def _refresh_serial(states, prm, at, values, obs, mask, seat):
 
 @nb.njit(cache=True, inline="always")
 def _step_one(states, rngs, i, prm, at, values, actions, obs, mask, seat, rewards, done):
-    ended = _step_row(states, rngs, i, prm, actions[i], rewards)
+    ended = step_row(states, rngs, i, prm, actions[i], rewards)
     done[i] = ended
     if ended:
         _deal_row(states, rngs, i, prm)  # the slot holds a new game at once
@@ -681,7 +664,7 @@ def _observe_parallel(states, prm, at, values, seats, obs):
 def _play_one(states, rngs, i, prm, num_steps, rewards):
     games = 0
     for _ in range(num_steps):
-        if _step_row(states, rngs, i, prm, _random_action(states, rngs, i, prm), rewards):
+        if step_row(states, rngs, i, prm, _random_action(states, rngs, i, prm), rewards):
             games += 1
             _deal_row(states, rngs, i, prm)
     return games

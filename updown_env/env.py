@@ -2,7 +2,7 @@
 
 A trick-taking game for 2–4 players where the leader must change the rules before every
 trick: UP or DOWN, which suit each player owns, and the trump value. All players then choose a
-card at once. Rules: ``shared/rules/updown.md``; in short, with every interpretation we chose,
+card at once. Rules, with every interpretation we chose:
 ``docs/updown_rules.md``.
 
 Agents

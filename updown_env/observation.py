@@ -38,7 +38,7 @@ first trick of the game (they carry over into a new deal), ``leader`` once the g
 <!-- end layout -->
 
 What a seat could remember but is not here ("Hidden information" of
-``shared/rules/updown.md``), and why: which cards fell together in each earlier trick, the
+``docs/updown_rules.md``), and why: which cards fell together in each earlier trick, the
 rules in force then and who won it, and each earlier round's result. None of it changes what
 can happen next: the cards still out follow from ``hand``, ``my_choice`` and ``played``, the
 standings from ``tricks`` and ``pot`` (the tricks lost so far are the tricks played less these),

@@ -3,7 +3,7 @@
 No PettingZoo, no printing, no global random state: chance (the deal, the dice, the throw of
 the U&D card) comes from the generator passed in. Each round's deal, dice and throw are drawn
 when the round starts; only ROLL draws mid-round. Rules are cited by the section names of
-``shared/rules/updown.md``.
+``docs/updown_rules.md``.
 
 Cards are ids ``suit * 11 + (value - 2)`` with suits in the cyclic order clubs, spades,
 hearts, diamonds and values 2..12 (11 jack, 12 queen). Hands and played cards are bitmasks of

@@ -42,10 +42,10 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-import numba
 import numpy as np
 
 from tablegym.games import GAMES, check_game, observation_of, rules_of
+from tablegym.kernels import first_illegal
 from tablegym.options import check_choice, check_int
 
 BACKENDS = ("auto", "numba", "rules")
@@ -68,17 +68,6 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"row {int(np.argmin(counts))} of the mask allows no action")
     k = (rng.random(rows) * counts).astype(np.intp)
     return legal[bounds[:-1] + k] - np.arange(rows) * width
-
-
-@numba.njit(cache=True)
-def first_illegal(mask: np.ndarray, actions: np.ndarray) -> int:
-    """The first row whose action is out of range or masked, -1 if none (one pass, no copies)."""
-    width = mask.shape[1]
-    for i in range(actions.shape[0]):
-        a = actions[i]
-        if a < 0 or a >= width or not mask[i, a]:
-            return i
-    return -1
 
 
 class VectorGame:

@@ -35,29 +35,14 @@ named column offsets documented beside its code, plus one uint64 generator state
 from __future__ import annotations
 
 import importlib
-import os
 import time
 from typing import Any
 
 import numba
 import numpy as np
 
+from tablegym import kernels  # noqa: F401  (sets OpenMP's wait policy before numba loads it)
 from tablegym.games import GAMES, observation_of, rules_of
-
-# numba's OpenMP threading layer (GNU libgomp) keeps its workers spinning for GOMP_SPINCOUNT
-# rounds after a parallel region before they sleep. Measured with bench_vector.py at B = 1024
-# (King Up! decisions/s, quiet machine / one core kept busy by another process):
-# - sleeping workers (OMP_WAIT_POLICY=passive): 4.5M / 3.5M; on these VMs a sleeping worker
-#   wakes 60-80 µs late at every step, a third of the step;
-# - spinning 3,000-100,000 rounds: 5.4-5.9M / 0.9-2.3M: beside a busy process the spinning
-#   worker takes the core the Python side needs.
-# So the workers spin a little (10,000 rounds: a few hundred µs, more than the Python side
-# spends between two steps) and ThreadTuner below runs the kernels on one thread while that
-# is faster, as it is beside a busy process. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT
-# wins. libgomp reads them when numba first loads it; engines import this module before their
-# first parallel region.
-if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
-    os.environ["GOMP_SPINCOUNT"] = "10000"
 
 
 class ThreadTuner:

@@ -1,6 +1,6 @@
 """KdK's rollout module for the compiled search rollouts (``agents/engine_rollout.py``).
 
-:func:`policy` is the numba twin of :func:`agents.heuristic_kdk.rollout_policy` on one row of
+:func:`policy` is the numba twin of :func:`kdk_env.heuristic.rollout_policy` on one row of
 the batched engine (``kdk_env/engine.py``) instead of a ``rules.State``: the same seen position
 (``seen_of_state``: the seat to play reads its own hand, draw-pile composition, played pile and
 slots, and what is public), the same ``Decision`` (``choose`` with ``play``, ``finish``,
@@ -19,14 +19,14 @@ Functions (compiled, over one engine row ``st``, the engine's ``consts`` from
 ``decide(st, consts, actions, values)``    ``Decision.decide()``: 0 and the action in
                                            ``actions[0]``, or m candidates in
                                            ``actions[:m]``, ``values[:m]`` (for tests)
-``apply(st, consts, action, rngs)``        the engine's ``_apply`` (chance from ``rngs[0]``)
+``apply(st, consts, action, rngs)``        the engine's ``apply_row`` (chance from ``rngs[0]``)
 ``is_over(st) -> bool``                    ``rules.is_terminal``
 ``to_play(st) -> int``                     ``state.to_play``
 ``legal(st, consts, out) -> int``          ``rules.legal_actions`` ascending into ``out``
                                            (length ``NUM_ACTIONS``), their number returned
 ``scores(st, consts, out)``                ``rules.scores`` into ``out[:n]`` (float64)
 ``winners(st, consts, out) -> int``        1 in ``out[s]`` for each seat of ``rules.winners``
-                                           (§5.4 keys, the engine's ``_better``), else 0;
+                                           (§5.4 keys, the engine's ``better_row``), else 0;
                                            their number
 ``play_out``, ``race``, ``advance``        the search's kernels, as ``engine_rollout`` says
 =========================================  ===================================================
@@ -49,21 +49,8 @@ one int64 work array per decision (the rest is the planner's scratch); ``Decisio
 * ``slot_pick`` and ``swap`` iterate the legal *set* and keep the first of equal gains, so
   CPython's set order decides their exact ties: :func:`set_order` reproduces it.
 
-Measured on this project's shared 2-core machine (other processes busy; the minimum of
-repeats), on the 1,130 positions of 12 games played by the Python policy (2-5 players, levels
-8-10, one-colour deck, 2 rounds; 1,072 with more than one legal action): 2.4 µs a decision in
-a compiled loop over the rows, 3.6 µs a call from Python, against 32 µs for
-``rollout_policy`` deciding afresh (its ``_DECISIONS`` memo cleared) and 5.2 µs when every
-call hits that memo. Whole games of ``policy`` + ``apply`` in a compiled loop: 2.7 µs a move.
-A rollout to the end of the round (4 players, level 10, 38 moves on average): 96 µs in
-``play_out`` (plus ~100 µs for ``engine.from_state`` of the determinisation) against 600 µs
-by ``rollout_policy`` and ``rules.apply_action`` with a warm memo, 1,600 µs with a cold one.
-About a quarter of a decision goes to the fixed work (legal actions, the seen position, the
-finishing plan), the rest to valuing the candidates, mostly in ``card_terms`` (about 0.1 µs a
-call; 6 calls a decision on average, about 170 to value a WEITER). Script:
-``/tmp/bench/bench_kdk.py`` (not kept). Compiling takes about 30 s once (with the engine's
-kernels cached); numba caches the kernels beside this file, and ``tablegym.numba_cache`` drops
-them when a module compiled into them changes.
+numba caches the kernels beside this file, and ``tablegym.numba_cache`` drops them when a
+module compiled into them changes.
 """
 
 from __future__ import annotations
@@ -74,17 +61,18 @@ import math
 import numpy as np
 from numba import njit
 
-from agents import engine_rollout as G
-from agents import heuristic_kdk as H
-from agents.engine_rollout import uniform
 from kdk_env import engine as E
+from kdk_env import heuristic as H
 from kdk_env import observation as O
 from kdk_env import rules as R
+from tablegym import kernels as G
+from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 
 ENGINE = E
-# numba caches these kernels by this file alone; the modules compiled into them are not.
-drop_stale(__file__, E, G, H, O, R)
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (E, G, H, O, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 F, S, NUM_ACTIONS = R.NUM_FIGURES, R.NUM_SLOTS, R.NUM_ACTIONS
 TRAITOR, KING, AMBASSADOR = R.TRAITOR, R.KING, R.AMBASSADOR
@@ -127,7 +115,7 @@ INF = math.inf
 
 # -- the work array of one decision: the seen position, then scratch ----------------------------
 # One int64 array, allocated once per decision (an allocation costs about 30 ns, a decision
-# about 2 µs): first heuristic_kdk.seen_of_state's fields, which the Decision functions read
+# about 2 µs): first kdk_env.heuristic.seen_of_state's fields, which the Decision functions read
 # as ``sn``, then the scratch of the planner, the candidates and the legal actions.
 (SN_LEVEL, SN_PHASE, SN_DRAW_COUNT, SN_TOP, SN_COMBO, SN_ANNOUNCED, SN_ANN_MADE, SN_SERVES,
  SN_AMB_BANNED) = range(9)  # fmt: skip
@@ -184,7 +172,7 @@ def _seen(st, cfg, sn):
         sn[SN_SLOTS + k] = st[E.SLOTS + S * p + k]
 
 
-# -- hand evaluation (heuristic_kdk's functions of the same names) -------------------------------
+# -- hand evaluation (kdk_env.heuristic's functions of the same names) -----------------------------
 @njit(cache=True)
 def _cost_and_runs(hand):
     """``hand_cost(hand)`` and the number of runs of numbered figures in the hand."""
@@ -290,7 +278,7 @@ def stop_value_of(hand, slots, ann, serves, can_ann, cap):
     return v
 
 
-# -- the decision (heuristic_kdk.Decision; ``sn`` is its seen position) --------------------------
+# -- the decision (kdk_env.heuristic.Decision; ``sn`` is its seen position) ------------------------
 @njit(cache=True, inline="always")
 def _empty(hand):
     """Whether the hand holds no card."""
@@ -785,7 +773,7 @@ def decide(st, consts, actions, values):
     (for tests)."""
     cfg = consts[0]
     w, v = np.empty(W_SIZE, dtype=np.int64), np.empty(V_SIZE)
-    m = _decide(st, cfg, w, E._legal(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS]), v)
+    m = _decide(st, cfg, w, E.legal_row(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS]), v)
     actions[: max(m, 1)] = w[W_ACTIONS : W_ACTIONS + max(m, 1)]
     values[:m] = v[:m]
     return m
@@ -793,11 +781,11 @@ def decide(st, consts, actions, values):
 
 @njit(cache=True)
 def policy(st, consts, rngs):
-    """``heuristic_kdk.rollout_policy`` on row ``st``: the same move, drawing the same uniform
+    """``kdk_env.heuristic.rollout_policy`` on row ``st``: the same move, drawing the same uniform
     numbers from ``rngs`` (none with one legal action)."""
     cfg = consts[0]
     w = np.empty(W_SIZE, dtype=np.int64)
-    count = E._legal(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS])
+    count = E.legal_row(st, cfg, w[W_LEGAL : W_LEGAL + NUM_ACTIONS])
     if count == 1:
         return w[W_LEGAL]
     if count == 0:  # as the Python policy, which fails on an empty legal set
@@ -811,8 +799,8 @@ def policy(st, consts, rngs):
 
 @njit(cache=True)
 def apply(st, consts, action, rngs):
-    """Play legal ``action`` (the engine's ``_apply``; chance from ``rngs[0]``)."""
-    E._apply(st, consts[0], consts[1], action, rngs, 0)
+    """Play legal ``action`` (the engine's ``apply_row``; chance from ``rngs[0]``)."""
+    E.apply_row(st, consts[0], consts[1], action, rngs, 0)
 
 
 @njit(cache=True)
@@ -830,7 +818,7 @@ def to_play(st):
 @njit(cache=True)
 def legal(st, consts, out):
     """``rules.legal_actions`` into ``out`` (ascending); their number."""
-    return E._legal(st, consts[0], out)
+    return E.legal_row(st, consts[0], out)
 
 
 @njit(cache=True)
@@ -847,11 +835,11 @@ def winners(st, consts, out):
     n = consts[0][E.C_N]
     best = 0
     for q in range(1, n):
-        if E._better(st, q, best) > 0:
+        if E.better_row(st, q, best) > 0:
             best = q
     count = 0
     for q in range(n):
-        out[q] = E._better(st, q, best) == 0
+        out[q] = E.better_row(st, q, best) == 0
         count += out[q]
     return count
 

@@ -1,7 +1,7 @@
 """A KdK heuristic that plays the way a good human does, from its observation only.
 
-See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited from the spec,
-``shared/rules/kdk.md`` (§x.y).
+See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited by the section
+numbers of ``docs/kdk_rules.md`` (§x.y).
 
 :func:`act_batch` takes the agent's decisions for many observations at once (the heuristic
 seats of self-play training), decoding them together. The module also holds
@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.base import Agent, GameView, batch_of, legal_counts, legal_ids
 from kdk_env.observation import LAYOUT, OBS_SIZE, params_of
 from kdk_env.rules import (
     AMBASSADOR,
@@ -49,6 +48,7 @@ from kdk_env.rules import (
     legal_actions,
     slot_of,
 )
+from tablegym.agent import Agent, GameView, batch_of, legal_counts, legal_ids
 
 # -- weights ------------------------------------------------------------------------------------
 # The numbers were chosen by seeded tournaments against the greedy play-out policy of
@@ -896,19 +896,6 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
         return _pick(choice, [rand.random() for _ in choice])
     return choice
 
-
-# The search's progressive bias toward this policy's move (``agents/ismcts.py``). A KdK
-# decision often has a dozen moves (every ANNOUNCE_N, TAKE_SLOT, PASS, the lays) whose
-# rollout values differ by less than their noise at a few hundred simulations: unbiased, the
-# search spread its visits evenly and played near-random announcements (it agreed with the
-# policy in 11 of 20 positions and lost all of 4 benchmark games); with bias 2 it agrees in
-# 16 of 20 and departs only where the rollouts clearly disagree.
-rollout_policy.bias = 2.0
-# Even biased, the tree's means stay too noisy to improve on the policy (0.22 against three
-# heuristics): the search races the moves at the root on shared determinisations instead.
-rollout_policy.root = "race"
-# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "agents.rollout_kdk"
 
 _DECISIONS: dict[tuple, int | list[tuple[int, float]]] = {}
 _MAX_DECISIONS = 1 << 15

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView, legal_ids
 from kingup_env.observation import LAYOUT
 from kingup_env.rules import (
     CLIMB,
@@ -54,6 +53,7 @@ from kingup_env.rules import (
     legal_actions,
     place_of,
 )
+from tablegym.agent import Agent, GameView, legal_ids
 
 # The 26 x 13 incidence matrix of the favourite cards: CARDS[k, c] = 1 if c is on card k.
 CARDS = np.zeros((NUM_CARDS, NUM_CANDIDATES))
@@ -240,10 +240,6 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
         group = []
     group = group or legal
     return group[int(rand.random() * len(group))]
-
-
-# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "agents.rollout_kingup"
 
 
 def _place_own_high(action: int, card: frozenset[int]) -> bool:

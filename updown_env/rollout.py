@@ -1,6 +1,6 @@
 """Up & Down's rollout module for the compiled search rollouts (``agents/engine_rollout.py``).
 
-It mirrors :func:`agents.heuristic_updown.rollout_policy` on one row of the batched engine
+It mirrors :func:`updown_env.heuristic.rollout_policy` on one row of the batched engine
 (``updown_env/engine.py``): the same plan on the same bitmask counts, with the same tables
 (imported from the readable module), the same arithmetic and the same uniform draws in the same
 order, so that given the same numbers both take the same decision. The seat to play reads only
@@ -15,7 +15,7 @@ Functions (compiled, over one engine row ``st``, the engine's ``consts`` from
 ``policy(st, consts, rngs) -> int``                 ``rollout_policy(state, rand)``: every
                                                     ``rand.random()`` there is an
                                                     ``engine_rollout.uniform(rngs)`` here
-``apply(st, consts, action, rngs)``                 the engine's ``_step_row`` (ROLL and a new
+``apply(st, consts, action, rngs)``                 the engine's ``step_row`` (ROLL and a new
                                                     deal draw from ``rngs[0]``)
 ``is_over(st) -> bool``                             ``rules.is_terminal``
 ``to_play(st) -> int``                              ``state.to_play``
@@ -41,15 +41,7 @@ no threat), instead of a list.
 players, 1-3 rounds) with the Python policy's when fed the same numbers, and the other
 functions with the rules at every step of games played on a row.
 
-Measured on this project's shared 2-core machine (other processes busy), over every decision
-of 300 games a table size (2, 3 and 4 players) played by the policy: 0.26 µs a decision in
-numba (a leader 0.50 µs, a card choice 0.15 µs), against 17.8 µs for the Python
-``rollout_policy`` on the same positions (37 and 13.6 µs); 1.6 µs a call from Python (the
-dispatch); whole games of ``policy`` + ``apply`` in one compiled loop, 0.49 µs a move. Script:
-a throw-away ``/tmp/bench_rollout.py`` (not kept) that times ``policy`` in an ``@njit`` loop
-over the positions' rows and one call at a time, and those games in an ``@njit`` loop.
-Compiling takes about 13 s once (half of it the three kernels); numba caches it beside this
-file.
+numba caches the kernels beside this file.
 """
 
 from __future__ import annotations
@@ -59,12 +51,11 @@ from math import exp
 import numpy as np
 from numba import njit
 
-from agents import engine_rollout as G
-from agents import heuristic_updown as H
-from agents.engine_rollout import uniform
-from agents.heuristic_updown import ROLLOUT_AGGRESSION, ROLLOUT_DENY, ROLLOUT_KEEP
+from tablegym import kernels as G
+from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 from updown_env import engine as E
+from updown_env import heuristic as H
 from updown_env import rules as R
 from updown_env.engine import (
     CHOOSE,
@@ -80,12 +71,13 @@ from updown_env.engine import (
     TO_PLAY,
     TRICKS,
     TRUMP,
-    _lowest_bit,
-    _own_suit,
-    _popcount,
-    _step_row,
-    _write_mask,
+    lowest_bit,
+    own_suit,
+    popcount,
+    step_row,
+    write_mask,
 )
+from updown_env.heuristic import ROLLOUT_AGGRESSION, ROLLOUT_DENY, ROLLOUT_KEEP
 from updown_env.rules import (
     DOWN,
     FLIP,
@@ -103,16 +95,17 @@ ENGINE = E
 
 # -- the readable policy's tables, as arrays ---------------------------------------------------
 
-ALL_CARDS = H._ALL_CARDS
-SUIT_BITS = H._SUIT_BITS
+ALL_CARDS = H.ALL_CARDS
+SUIT_BITS = H.SUIT_BITS
 BETTER = np.zeros((2, NUM_VALUES), dtype=np.int64)  # [side, value index]
-BETTER[UP], BETTER[DOWN] = H._BETTER[UP], H._BETTER[DOWN]
-VALUE_CARDS = np.array(H._VALUE_CARDS, dtype=np.int64)
-CARD = np.array(H._CARD, dtype=np.int64)  # [card, 0]: value index, [card, 1]: suit
-FUTURE = np.array(H._FUTURE)  # [value index, is the trump]
+BETTER[UP], BETTER[DOWN] = H.BETTER[UP], H.BETTER[DOWN]
+VALUE_CARDS = np.array(H.VALUE_CARDS, dtype=np.int64)
+CARD = np.array(H.CARD, dtype=np.int64)  # [card, 0]: value index, [card, 1]: suit
+FUTURE = np.array(H.FUTURE)  # [value index, is the trump]
 
-# numba caches these kernels by this file alone; the modules compiled into them are not.
-drop_stale(__file__, E, G, H, R)
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (E, G, H, R)
+drop_stale(__file__, *CACHE_FROZEN)
 
 
 # -- the policy --------------------------------------------------------------------------------
@@ -124,13 +117,13 @@ def _rules(prm, p, side, orientation, trump, unseen, hold):
     trumps, seat p's suit, the opponents' unseen own-suit cards that are not trumps (one mask
     per opponent, 0 for absent seats), the side and the exponent's scale."""
     t = trump - MIN_VALUE
-    trumps = _popcount(unseen & VALUE_CARDS[t])
+    trumps = popcount(unseen & VALUE_CARDS[t])
     no_trump = SUIT_BITS & ~(1 << t)
     o0 = o1 = o2 = 0
     j = 0
     for q in range(prm[P_NUM_PLAYERS]):
         if q != p:
-            m = unseen >> (_own_suit(prm, orientation, q) * NUM_VALUES) & no_trump
+            m = unseen >> (own_suit(prm, orientation, q) * NUM_VALUES) & no_trump
             if j == 0:
                 o0 = m
             elif j == 1:
@@ -139,7 +132,7 @@ def _rules(prm, p, side, orientation, trump, unseen, hold):
                 o2 = m
             j += 1
     scale = -ROLLOUT_AGGRESSION / hold
-    return t, trumps, _own_suit(prm, orientation, p), o0, o1, o2, side, scale
+    return t, trumps, own_suit(prm, orientation, p), o0, o1, o2, side, scale
 
 
 @njit(cache=True, inline="always")
@@ -155,8 +148,8 @@ def _win_chance(c, unseen, rules):
         return 0.0
     else:
         b = BETTER[side, i]
-        threats = _popcount(unseen & VALUE_CARDS[i]) + trumps
-        threats += _popcount(o0 & b) + _popcount(o1 & b) + _popcount(o2 & b)
+        threats = popcount(unseen & VALUE_CARDS[i]) + trumps
+        threats += popcount(o0 & b) + popcount(o1 & b) + popcount(o2 & b)
     return exp(scale * threats)
 
 
@@ -176,7 +169,7 @@ def _best_chance(hand, unseen, rules):
     best = -1.0
     m = hand
     while m:
-        best = max(best, _win_chance(_lowest_bit(m), unseen, rules))
+        best = max(best, _win_chance(lowest_bit(m), unseen, rules))
         m &= m - 1
     return best
 
@@ -191,7 +184,7 @@ def policy(st, consts, rngs):
     for q in range(prm[P_NUM_PLAYERS]):
         seen |= st[PLAYED + q]
     unseen = ALL_CARDS & ~seen
-    hold = _popcount(hand)  # about the others' hand size
+    hold = popcount(hand)  # about the others' hand size
     side, orientation, trump = st[SIDE], st[ORIENTATION], st[TRUMP]
     if st[PHASE] == CHOOSE:
         rules = _rules(prm, p, side, orientation, trump, unseen, hold)
@@ -201,7 +194,7 @@ def policy(st, consts, rngs):
         best, best_v = 0, -1e9
         m = hand
         while m:  # ascending card ids, one draw each, as the readable loop
-            c = _lowest_bit(m)
+            c = lowest_bit(m)
             m &= m - 1
             i = CARD[c, 0]
             chance = _win_chance(c, unseen, rules)
@@ -218,7 +211,7 @@ def policy(st, consts, rngs):
     new_trump = trump
     while new_trump == trump:  # ROLL: one sample of the conditioned 2d6
         new_trump = 2 + int(uniform(rngs) * 6) + int(uniform(rngs) * 6)
-    mine = _own_suit(prm, orientation, p)
+    mine = own_suit(prm, orientation, p)
     best, best_v = FLIP, -1e9
     # The readable order: FLIP, ROLL, then each ROTATE to a suit other than mine.
     for j in range(2 + NUM_SUITS):
@@ -252,7 +245,7 @@ def apply(st, consts, action, rngs):
     # The engine's step works on row i of a batch and writes that row's rewards: here a
     # one-row view of ``st`` and a throw-away rewards row (search values come from the scores).
     rewards = np.empty((1, MAX_SEATS), dtype=np.float32)
-    _step_row(st.reshape((1, st.shape[0])), rngs, 0, consts[0], action, rewards)
+    step_row(st.reshape((1, st.shape[0])), rngs, 0, consts[0], action, rewards)
 
 
 @njit(cache=True)
@@ -272,7 +265,7 @@ def legal(st, consts, out):
     """``rules.legal_actions`` ascending into ``out[:k]``; returns k."""
     # The engine's mask of row 0 written into ``out`` as 0/1, then packed in place (the k-th
     # legal id is read at an index >= k before index k is written).
-    _write_mask(st.reshape((1, st.shape[0])), 0, consts[0], out.reshape((1, out.shape[0])), 0)
+    write_mask(st.reshape((1, st.shape[0])), 0, consts[0], out.reshape((1, out.shape[0])), 0)
     k = 0
     for a in range(NUM_ACTIONS):
         if out[a]:

@@ -1,6 +1,6 @@
 """King Up!'s rollout module for search on the batched engine (see ``agents/engine_rollout.py``).
 
-:func:`policy` is the compiled twin of ``agents.heuristic_kingup.rollout_policy``: every seat
+:func:`policy` is the compiled twin of ``kingup_env.heuristic.rollout_policy``: every seat
 plays by its own card (votes NO at the measured rates, places and pushes its favourites), on
 one row of ``kingup_env/engine.py`` instead of a ``rules.State``. It draws its uniform numbers
 with ``engine_rollout.uniform`` where the readable policy calls ``rand.random()``, in the same
@@ -15,16 +15,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents import engine_rollout as G
-from agents import heuristic_kingup as H
-from agents.engine_rollout import uniform
-from agents.heuristic_kingup import P_CLIMB_OWN, P_PLACE_OWN, P_PUSH_OTHER, P_ROLLOUT_NO
 from kingup_env import engine as E
+from kingup_env import heuristic as H
+from kingup_env.heuristic import P_CLIMB_OWN, P_PLACE_OWN, P_PUSH_OTHER, P_ROLLOUT_NO
+from tablegym import kernels as G
+from tablegym.kernels import uniform
 from tablegym.numba_cache import drop_stale
 
 ENGINE = E
-# numba caches these kernels by this file alone; the modules compiled into them are not.
-drop_stale(__file__, E, G, H)
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (E, G, H)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # ON_CARD[k, c]: candidate c is on favourite card k.
 ON_CARD = np.zeros((E.NUM_CARDS, E.C), dtype=np.bool_)
@@ -38,7 +39,7 @@ SCRATCH = 2 * E.NUM_POSITIONS
 
 @njit(cache=True)
 def policy(st, consts, rngs):
-    """The rollout policy's move for the seat to play (``heuristic_kingup.rollout_policy``)."""
+    """The rollout policy's move for the seat to play (``kingup_env.heuristic.rollout_policy``)."""
     p = st[E.TO_PLAY]
     own = ON_CARD[st[E.FAVOURITES + p]]
     no_left = st[E.NO_LEFT + p]
@@ -47,7 +48,7 @@ def policy(st, consts, rngs):
             return E.YES
         return E.NO if uniform(rngs) < NO_RATE[min(no_left, 2)] else E.YES
     legal = np.empty(E.NUM_ACTIONS, dtype=np.int64)
-    count = E._legal(st, consts[0], legal, np.empty(SCRATCH, dtype=np.int64))
+    count = E.legal_row(st, consts[0], legal, np.empty(SCRATCH, dtype=np.int64))
     r = uniform(rngs)
     group = np.empty(count, dtype=np.int64)
     k = 0
@@ -55,7 +56,8 @@ def policy(st, consts, rngs):
         if r < P_PLACE_OWN:
             for j in range(count):
                 a = legal[j]  # own favourites onto floors 2..4
-                if own[a // 4] and a % 4 > 0:
+                c, floor = E.place_of(a)
+                if own[c] and floor > 1:
                     group[k] = a
                     k += 1
     elif r < PUSH_UNTIL:
@@ -72,8 +74,8 @@ def policy(st, consts, rngs):
 
 @njit(cache=True)
 def apply(st, consts, action, rngs):
-    """Play a legal action (the engine's ``_apply``; King Up! draws no chance after the deal)."""
-    E._apply(st, action, consts[0], consts[1], consts[3], consts[4])
+    """Play a legal action (the engine's ``apply_row``; King Up! draws no chance after the deal)."""
+    E.apply_row(st, action, consts[0], consts[1], consts[3], consts[4])
 
 
 @njit(cache=True)
@@ -91,7 +93,7 @@ def to_play(st):
 @njit(cache=True)
 def legal(st, consts, out):
     """``rules.legal_actions`` into ``out``; their number."""
-    return E._legal(st, consts[0], out, np.empty(SCRATCH, dtype=np.int64))
+    return E.legal_row(st, consts[0], out, np.empty(SCRATCH, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -109,7 +111,7 @@ def winners(st, consts, out):
     """``rules.winners`` as 0/1 flags (the engine's win reward is +1 for exactly those)."""
     n = consts[0]
     reward = np.empty(n)
-    E._rewards_row(st, st[E.ROUNDS_DONE], n, E.WIN, reward)
+    E.rewards_row(st, st[E.ROUNDS_DONE], n, E.WIN, reward)
     k = 0
     for s in range(n):
         out[s] = reward[s] > 0

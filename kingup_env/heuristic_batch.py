@@ -1,10 +1,9 @@
-"""The compiled twin of :class:`agents.heuristic_kingup.HeuristicKingUp`: its decisions, by batch.
+"""The compiled twin of :class:`kingup_env.heuristic.HeuristicKingUp`: its decisions, by batch.
 
 Why it exists: self-play training (``training/collector.py``) seats heuristic opponents in many
-games at once, and at about 120 µs a decision the readable agent took 60–75 % of the wall time.
-:func:`act_batch` takes all their decisions of a tick in one call of numba kernels: measured
-on this project's busy 2-core machine, about 2.5 µs a decision at 256 rows, 3 µs at 16 and
-10 µs for a single row (Python's share), against 115–135 µs for the readable agent.
+games at once, and the readable agent took most of the wall time (measurements:
+docs/results.md). :func:`act_batch` takes all their decisions of a tick in one call of numba
+kernels.
 
 The readable agent is the reference: its module docstring gives the strategy in words, and each
 kernel here mirrors the ``Board`` method or helper of the same name step by step (``_board`` is
@@ -41,8 +40,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from agents import heuristic_kingup as H
-from agents.base import batch_of, legal_counts
+from kingup_env import heuristic as H
+from kingup_env import observation, rules
 from kingup_env.observation import LAYOUT, OBS_SIZE
 from kingup_env.rules import (
     CLIMB,
@@ -59,6 +58,13 @@ from kingup_env.rules import (
     climb_of,
     place_of,
 )
+from tablegym import agent
+from tablegym.agent import batch_of, legal_counts
+from tablegym.numba_cache import drop_stale
+
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (agent, H, observation, rules)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- constants, as arrays for the kernels ------------------------------------------------------
 

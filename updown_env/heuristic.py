@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, GameView, legal_ids
+from tablegym.agent import Agent, GameView, legal_ids
 from updown_env.observation import decode
 from updown_env.rules import (
     DOWN,
@@ -270,20 +270,20 @@ def beats(w: int, v: int, side: int, trump: int) -> bool:
 # seat reads only its own hand and what is public (it never peeks at the others' hands or at
 # their face-down choices, though the determinised state holds them).
 
-_SUIT_BITS = (1 << NUM_VALUES) - 1
-_ALL_CARDS = (1 << NUM_CARDS) - 1
+SUIT_BITS = (1 << NUM_VALUES) - 1
+ALL_CARDS = (1 << NUM_CARDS) - 1
 # Within one suit's 11-bit chunk, the bits of the values better than value index i.
-_BETTER = {
-    UP: tuple(_SUIT_BITS & ~((1 << (i + 1)) - 1) for i in range(NUM_VALUES)),
+BETTER = {
+    UP: tuple(SUIT_BITS & ~((1 << (i + 1)) - 1) for i in range(NUM_VALUES)),
     DOWN: tuple((1 << i) - 1 for i in range(NUM_VALUES)),
 }
 # Per value index, the mask of its four cards; per card, (value index, suit).
-_VALUE_CARDS = tuple(
+VALUE_CARDS = tuple(
     sum(1 << (s * NUM_VALUES + i) for s in range(NUM_SUITS)) for i in range(NUM_VALUES)
 )
-_CARD = tuple(divmod(c, NUM_VALUES)[::-1] for c in range(NUM_CARDS))
+CARD = tuple(divmod(c, NUM_VALUES)[::-1] for c in range(NUM_CARDS))
 # What keeping a card is worth later, per value index and trump flag (``Table.future``).
-_FUTURE = tuple(
+FUTURE = tuple(
     (abs(i + MIN_VALUE - 7) / 5, abs(i + MIN_VALUE - 7) / 5 + 0.5) for i in range(NUM_VALUES)
 )
 # Threats actually played per threat held: the others play strong cards more than their share.
@@ -312,7 +312,7 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     seen = hand
     for m in state.played:
         seen |= m
-    unseen = _ALL_CARDS & ~seen
+    unseen = ALL_CARDS & ~seen
     cards = _cards(hand)
     hold = len(cards)  # about the others' hand size
     suits = own_suits(state)
@@ -325,9 +325,9 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
         t, trumps, others = counts
         best, best_v = 0, -1e9
         for c, chance in zip(cards, chances):
-            i = _CARD[c][0]
+            i = CARD[c][0]
             spoiled = trumps if i == t else sum(m >> i & 1 for m in others)
-            v = stake * chance - keep * _FUTURE[i][i == t] + ROLLOUT_DENY * spoiled / hold
+            v = stake * chance - keep * FUTURE[i][i == t] + ROLLOUT_DENY * spoiled / hold
             v += rand.random() * 1e-9
             if v > best_v:
                 best, best_v = c, v
@@ -352,15 +352,6 @@ def rollout_policy(state: Any, rand: random.Random) -> int:
     return best
 
 
-# The search's horizon with this policy (``agents/ismcts.py``): the end of the game. Scores
-# change after every trick, and a one-trick horizon spends trumps and queens at once; in
-# tournaments against three heuristics (40 games, 0.5 s per decision) "end" won 0.52 of the
-# games, "score" 0.30.
-rollout_policy.cutoff = "end"
-# Its compiled twin on the batched engine, for the search's "numba" backend (agents/ismcts.py).
-rollout_policy.engine = "agents.rollout_updown"
-
-
 def _cards(mask: int) -> list[int]:
     """Card ids of a bitmask."""
     out = []
@@ -378,9 +369,9 @@ def _unseen_counts(
     value index, the unseen trumps, and per opponent its unseen own-suit cards that are not
     trumps (bit ``i`` for value index ``i``)."""
     t = trump - MIN_VALUE
-    no_trump = _SUIT_BITS & ~(1 << t)
+    no_trump = SUIT_BITS & ~(1 << t)
     others = [unseen >> (s * NUM_VALUES) & no_trump for q, s in enumerate(suits) if q != p]
-    return t, (unseen & _VALUE_CARDS[t]).bit_count(), others
+    return t, (unseen & VALUE_CARDS[t]).bit_count(), others
 
 
 def _win_chances(
@@ -398,18 +389,18 @@ def _win_chances(
     a better card of an opponent's own suit; each is played about ``1 / hold`` of the time.
     """
     t, trumps, others = counts
-    better = _BETTER[side]
+    better = BETTER[side]
     scale = -ROLLOUT_AGGRESSION / hold
     out = []
     for c in cards:
-        i, suit = _CARD[c]
+        i, suit = CARD[c]
         if i == t:
             threats = trumps  # another trump neutralises mine
         elif suit != mine:
             out.append(0.0)  # 3b: neither a trump nor my own suit
             continue
         else:
-            threats = (unseen & _VALUE_CARDS[i]).bit_count() + trumps
+            threats = (unseen & VALUE_CARDS[i]).bit_count() + trumps
             b = better[i]
             for m in others:
                 threats += (m & b).bit_count()

@@ -1,9 +1,9 @@
-"""The compiled twin of :class:`agents.heuristic_updown.HeuristicUpDown`: many decisions per call.
+"""The compiled twin of :class:`updown_env.heuristic.HeuristicUpDown`: many decisions per call.
 
 Why it exists: in self-play training (``training/collector.py``) and in the evaluation during
-training, heuristic seats are taken many at once, and the readable agent's ~170 µs a decision
-(most of it in ``Table.card_scores`` and ``Table.opponent_cards``) made them 60-75% of the wall
-time. :func:`act_batch` decides a whole batch of rows in one call of numba kernels.
+training, heuristic seats are taken many at once, and the readable agent (most of its time in
+``Table.card_scores`` and ``Table.opponent_cards``) took most of the wall time (measurements:
+docs/results.md). :func:`act_batch` decides a whole batch of rows in one call of numba kernels.
 
 The readable agent is the reference: its docstring states the strategy in words, and this
 module repeats its computation step by step under the same names: ``read_table`` is
@@ -26,23 +26,19 @@ order, so ``act_batch(obs, mask, np.random.default_rng(s))`` draws exactly what
 ``HeuristicUpDown(s).act`` draws when called on the rows one after another (a row with one
 legal action draws nothing there either).
 
-Measured on this project's shared 2-core machine (other processes busy), after compilation,
-on the decisions of random games of 2-4 players: 7.7 µs a decision at 1 row, 4.5 at 16 rows,
-4.3 at 256 rows, against 145 µs for the readable agent on the same positions (a leader weighs
-14 rule sets: 9.6 µs against 390; a card choice weighs one: 2.2 µs against 60). Compiling takes
-about 5 s once; numba caches the kernels beside this file.
+numba caches the kernels beside this file.
 """
 
 from __future__ import annotations
 
-import hashlib
-
 import numba as nb
 import numpy as np
 
-from agents.base import batch_of
-from agents.heuristic_updown import DICE, VALUES, HeuristicUpDown, best_weights
-from updown_env import rules
+from tablegym import agent
+from tablegym.agent import batch_of
+from tablegym.numba_cache import drop_stale
+from updown_env import heuristic, observation, rules
+from updown_env.heuristic import DICE, VALUES, HeuristicUpDown, best_weights
 from updown_env.observation import LAYOUT, OBS_SIZE
 from updown_env.rules import (
     DOWN,
@@ -59,26 +55,9 @@ from updown_env.rules import (
     UP,
 )
 
-# numba's cache is keyed on this file alone, so the rules constants used in the kernels are
-# frozen into the cached code (the layout's offsets and scales, the weights and the tables are
-# not: they are passed in). The digest of those constants is kept here: if they change, the
-# import fails until this file is updated to them, which also discards the stale cache.
-FINGERPRINT = "9846a007d72c5042"
-
-
-def _fingerprint() -> str:
-    """Digest of the constants of rules.py that the kernels freeze."""
-    names = ("NUM_SUITS", "NUM_VALUES", "NUM_CARDS", "MIN_VALUE", "MAX_PLAYERS", "FLIP", "ROTATE",
-             "ROLL", "PLAY", "NUM_ACTIONS", "UP", "DOWN")  # fmt: skip
-    return hashlib.sha256(repr([getattr(rules, n) for n in names]).encode()).hexdigest()[:16]
-
-
-if _fingerprint() != FINGERPRINT:
-    raise ImportError(
-        f"agents/heuristic_updown_batch.py was written for other constants of rules.py "
-        f"(fingerprint {FINGERPRINT}, now {_fingerprint()}): update the kernels to them and "
-        "set FINGERPRINT"
-    )
+# Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
+CACHE_FROZEN = (agent, heuristic, observation, rules)
+drop_stale(__file__, *CACHE_FROZEN)
 
 # -- what the kernels read, computed once ----------------------------------------------------
 
