@@ -45,6 +45,7 @@ from kdk_env.rules import (
     WEITER,
     Phase,
     announce_action,
+    combo_points,
     legal_actions,
     slot_of,
 )
@@ -303,13 +304,6 @@ def slot_value(slots: tuple[int, ...]) -> float:
 def is_one_run(hand: tuple[int, ...]) -> bool:
     """Whether the hand is one run of consecutive numbered figures (pairs included)."""
     return not hand[TRAITOR] and not hand[AMBASSADOR] and len(runs(hand)) == 1
-
-
-def combo_points(ann: int, length: int) -> int:
-    """§4.4: announced and reached, or a late claim, or nothing."""
-    if ann:
-        return min(MAX_COMBO_PTS, ann + (length - ann) // 2) if length >= ann else 0
-    return min(MAX_COMBO_PTS, length // 2) if length >= 3 else 0
 
 
 def add(hand: tuple[int, ...], f: int, k: int = 1) -> tuple[int, ...]:

@@ -646,6 +646,20 @@ def _topup_ok(s: State, p: int, nhand: int) -> bool:
     )
 
 
+def combo_points(announced: int, length: int) -> int:
+    """§4.4: the combo points of a player who finishes with a combo of ``length`` cards.
+
+    An announced combo that was reached scores the announcement and half of what it ran over;
+    one not reached scores nothing. Without an announcement, a late claim (3 cards or more)
+    scores half its length. Never more than ``MAX_COMBO_PTS``.
+    """
+    if announced:
+        if length < announced:
+            return 0
+        return min(MAX_COMBO_PTS, announced + (length - announced) // 2)
+    return min(MAX_COMBO_PTS, length // 2) if length >= 3 else 0
+
+
 def _finish_options(s: State, p: int) -> tuple[int, ...]:
     """§3.5 FINISH: TOP_UP, SECURE, CLAIM_LATE."""
     out = []
@@ -776,7 +790,7 @@ def _finish_action(w: _Work, p: int, a: int) -> None:
         _draw(w, p, 1, False)  # not a penalty: the combo stays alive
     else:
         if a == CLAIM_LATE:
-            w.mut("combo_pts")[p] = min(MAX_COMBO_PTS, w.combo_len[p] // 2)
+            w.mut("combo_pts")[p] = combo_points(0, w.combo_len[p])
         _finish(w, p)
     if not w.over:
         _continue(w, p, resume == RESUME_FREE_OPEN)
@@ -976,7 +990,7 @@ def _finish_check(w: _Work, p: int, resume: int) -> bool:
     """§3.4 finish_check; True if play goes on (False: paused in FINISH or the round over)."""
     length, target = w.combo_len[p], w.announced[p]
     if target and length >= target:
-        w.mut("combo_pts")[p] = min(MAX_COMBO_PTS, target + (length - target) // 2)
+        w.mut("combo_pts")[p] = combo_points(target, length)
         _finish(w, p)
         return not w.over
     late = not target and length >= 3

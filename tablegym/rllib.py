@@ -40,6 +40,7 @@ Options and seeding
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,7 +48,7 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from tablegym.games import check_game, observation_of, rules_of
+from tablegym.games import GAMES, check_game, observation_of, rules_of, spec_of
 
 ILLEGAL_REWARD = -1.0  # what PettingZoo's TerminateIllegalWrapper gives in env()
 
@@ -140,30 +141,22 @@ class TableMultiAgentEnv(MultiAgentEnv):
         return {"observations": self.encoder.encode(self.game_state, seat), "action_mask": mask}
 
 
-class KingUpMultiAgentEnv(TableMultiAgentEnv):
-    """King Up! (3-6 players)."""
+def _env_class(game: str) -> type[TableMultiAgentEnv]:
+    """``game``'s own subclass, named after its title (``King Up!``: ``KingUpMultiAgentEnv``).
 
-    game = "kingup"
-
-
-class UpDownMultiAgentEnv(TableMultiAgentEnv):
-    """Up & Down (2-4 players)."""
-
-    game = "updown"
-
-
-class KdKMultiAgentEnv(TableMultiAgentEnv):
-    """KdK (2-5 players)."""
-
-    game = "kdk"
+    Each is also an attribute of this module, so that Ray pickles it by reference.
+    """
+    spec = spec_of(game)
+    stem = "".join(w[0].upper() + w[1:] for w in re.findall(r"\w+", spec.title.split(" – ")[0]))
+    sizes = f"{min(spec.player_counts)}-{max(spec.player_counts)}"
+    doc = f"{spec.title} ({sizes} players)."
+    namespace = {"game": game, "__doc__": doc, "__module__": __name__}
+    return type(f"{stem}MultiAgentEnv", (TableMultiAgentEnv,), namespace)
 
 
 # One env class per game, for ``PPOConfig().environment(ENVS[game], env_config=options)``.
-ENVS: dict[str, type[TableMultiAgentEnv]] = {
-    "kingup": KingUpMultiAgentEnv,
-    "updown": UpDownMultiAgentEnv,
-    "kdk": KdKMultiAgentEnv,
-}
+ENVS: dict[str, type[TableMultiAgentEnv]] = {game: _env_class(game) for game in GAMES}
+globals().update({cls.__name__: cls for cls in ENVS.values()})
 
 
 def action_masking_spec(

@@ -61,3 +61,14 @@ def test_kingup_engine_places_by_the_rules_encode_decode_pair():
         assert KE.place_of(action) == KR.place_of(action) == (c, floor)
     ids = np.array([KR.place_action(c, f) for c in range(KR.NUM_CANDIDATES) for f in range(1, 5)])
     assert sorted(ids) == list(range(KR.NUM_CANDIDATES * 4))  # one id per placement
+
+
+def test_kdk_combo_points_of_every_copy_are_the_rules():
+    from kdk_env import heuristic as KH
+    from kdk_env import rollout as KT
+    from kdk_env import rules as KDR
+
+    assert KH.combo_points is KDR.combo_points  # the heuristic plans with the rules' own
+    for announced in (0, *range(3, KDR.MAX_COMBO_PTS + 1)):
+        for length in range(40):
+            assert KT.combo_points(announced, length) == KDR.combo_points(announced, length)
