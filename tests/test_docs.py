@@ -207,7 +207,7 @@ def test_the_readme_installs_and_tests_as_ci_does():
     """.ci/run runs exactly the README's install and test commands."""
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     readme = [" ".join(t) for name, t in shell_commands() if name == "README.md"]
-    torch = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+    torch = "pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu"
     for command in (torch, "pip install -e .[all]", "python -m pytest -n 2"):
         assert command in readme
     assert torch in ci and 'pip install -e ".[all]"' in ci and "python -m pytest -n 2" in ci
