@@ -79,7 +79,8 @@ def report(results: dict) -> None:
     """The table: median rate per configuration, the ratio to ``cpu``, the top time shares."""
     print(f"\n{'game':8s} {'config':10s} {'samples/s':>10s} {'vs cpu':>7s}  largest time shares")
     for game, configs in results.items():
-        base = statistics.median(r["samples_per_second"] for r in configs.get("cpu", [])) or None
+        cpu = [r["samples_per_second"] for r in configs.get("cpu", [])]
+        base = statistics.median(cpu) if cpu else None
         for config, runs in configs.items():
             rate = statistics.median(r["samples_per_second"] for r in runs)
             split = runs[-1]["time_split"]
