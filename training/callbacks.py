@@ -141,8 +141,10 @@ class TrainingCallback(BaseCallback):
     def checkpoint(self) -> None:
         """Write ``checkpoint.zip`` (atomically) at the current step."""
         from training.checkpoints import save_atomic
+        from training.learner import trained_weights
 
-        save_atomic(self.model, self.run / "checkpoint.zip", self.meta)
+        with trained_weights(self.model):  # the update in flight in a learner process too
+            save_atomic(self.model, self.run / "checkpoint.zip", self.meta)
         self._checkpointed = time.monotonic()
         if self.league is not None:
             self.league.save()
@@ -248,15 +250,19 @@ class TrainingCallback(BaseCallback):
             plot_curves(self.curve, self.run / "curves.png", self.args.game)
         final = {r["opponent"]: r for r in self.curve if r["step"] == self.curve[-1]["step"]}
         samples = model.num_timesteps - self._first_step
+        learner = getattr(model, "learner", None)
         summary = {
             "run": str(self.run),
             "steps": int(model.num_timesteps),
             "final": final,
             "samples_per_second": round(samples / max(learn_seconds, 1e-9), 1),
             "time_split": self.time_split(model, learn_seconds),
+            "workers": 1 if learner is None else 2,
             "decisions": dict(self.selfplay.decisions),
             "us_per_decision": self.decision_costs(),
         }
+        if learner is not None:  # the learner process's share of the time busy updating
+            summary["learner_busy"] = round(learner.seconds / max(learn_seconds, 1e-9), 4)
         write_json_atomic(self.run / "summary.json", summary)
         return summary
 

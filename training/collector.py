@@ -529,10 +529,15 @@ class SelfPlayPPO(MaskablePPO):
     budget: tuple[float, float] | None = None
     #: The entropy bonus at the start; it falls with the learning rate when not ``None``.
     ent_start: float | None = None
+    #: The learner process (``training.learner``) that runs the updates; None: this process.
+    learner: Any = None
 
     def _setup_model(self) -> None:
         super()._setup_model()
         self.seconds = {"inference": 0.0, "advantages": 0.0, "update": 0.0}
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "learner"]
 
     def _update_current_progress_remaining(self, num_timesteps: int, total_timesteps: int) -> None:
         # Schedules follow whichever budget runs out first: samples or time.
@@ -544,11 +549,19 @@ class SelfPlayPPO(MaskablePPO):
         self._current_progress_remaining = max(0.0, self._current_progress_remaining)
 
     def train(self) -> None:
+        """The PPO update; with a learner process, the update of the last rollout is taken
+        (waited for) and this rollout's update started there (``training.learner``)."""
         started = time.perf_counter()
         if self.ent_start is not None:
             self.ent_coef = self.ent_start * self._current_progress_remaining
             self.logger.record("train/ent_coef", self.ent_coef)
-        super().train()
+        if self.learner is None:
+            super().train()
+        else:
+            from training.learner import settle
+
+            settle(self)
+            self.learner.submit(self)
         self.seconds["update"] += time.perf_counter() - started
 
     def collect_rollouts(  # type: ignore[override]

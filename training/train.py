@@ -222,6 +222,13 @@ class Args:
                   "--num-games, --n-steps and --batch-size default to "
                   + ", ".join(f"{v}" for v in GPU_SIZES.values())},
     )  # fmt: skip
+    workers: int | None = field(
+        default=None,
+        metadata={"help": "processes of the run: 1 collects and learns in turn; 2 runs each PPO "
+                  "update in a second process while the first collects the next rollout with "
+                  "weights one update old (default: 2 where this process may use two cores "
+                  "or more, else 1)"},
+    )  # fmt: skip
     resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
@@ -321,6 +328,12 @@ class Args:
             return game_default(self.game, "warm_epochs")
         return self.warm_epochs
 
+    def processes(self) -> int:
+        """``--workers`` resolved for this machine."""
+        from training.learner import default_workers
+
+        return default_workers() if self.workers is None else self.workers
+
     def run_dir(self) -> Path:
         return Path(self.out or f"runs/{self.game}")
 
@@ -402,6 +415,9 @@ class Args:
                 fixed_player(self.fixed, self.game, options)
         if self.init:
             init_path(self)
+        workers = self.workers
+        if workers is not None and (isinstance(workers, bool) or workers not in (1, 2)):
+            raise ValueError(f"--workers must be 1 or 2; got {workers!r}")
         if self.backend not in ("auto", "numba", "rules"):
             raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
         self.torch_device()
@@ -697,6 +713,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         fixed_player,
         parse_mix,
     )
+    from training.learner import LearnerError, attach, settle
 
     torch.set_num_threads(1)  # more threads are much slower on small machines; see README
     # The engines' parallel kernels wait at each step for a worker thread; beside another
@@ -747,6 +764,8 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         if not resuming:  # the warm start's work is kept, and an old run replaced only now
             save_atomic(model, checkpoint, meta)
             drop_aside(run)
+        if args.processes() == 2:
+            attach(model, args.seed + 2)
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(
             total_timesteps=max(0, args.timesteps - model.num_timesteps),
@@ -754,22 +773,20 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
             reset_num_timesteps=not resuming,
             tb_log_name="ppo",
         )
+        settle(model)  # the last rollout's update, in the learner process
         if model.num_timesteps <= start_step:
             raise SystemExit(f"error: the run made no samples (it stayed at step {start_step})")
         return callback.finish(model)
+    except LearnerError as err:
+        _ignore_signals()
+        last_words(model, run, meta, str(err), error=True)  # with its last update's weights
     except KeyboardInterrupt as stop:
         _ignore_signals()  # the save below must not be cut short
         what = "stopped" if isinstance(stop, _Stopped) else "interrupted"
         if model is not None and checkpoint.is_file():
-            try:
-                save_atomic(model, checkpoint, meta)
-            except WriteError as err:
-                kept = save_or_keep(model, checkpoint, meta)
-                raise SystemExit(f"error: {what}; {err}; {kept}") from None
-            raise SystemExit(
-                f"{what} at step {model.num_timesteps}; saved {checkpoint} "
-                f"(continue with --resume {run})"
-            ) from None
+            with contextlib.suppress(LearnerError):  # a dead learner: keep the acting weights
+                settle(model)
+            last_words(model, run, meta, what, error=False)
         raise SystemExit(f"{what} before the first checkpoint; {_discard(run, created)}") from None
     except OSError as err:  # a full disk, from any writer (TensorBoard's has no file name)
         _ignore_signals()
@@ -784,7 +801,25 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if model is not None and model.learner is not None:
+            model.learner.close()
         env.close()
+
+
+def last_words(model: Any, run: Path, meta: dict[str, Any], what: str, error: bool) -> None:
+    """Save ``model`` and end the run with one line: ``what`` happened (an error or a stop),
+    and what ``run`` keeps."""
+    from training.checkpoints import save_atomic, save_or_keep
+
+    checkpoint = run / "checkpoint.zip"
+    try:
+        save_atomic(model, checkpoint, meta)
+    except WriteError as err:
+        raise SystemExit(f"error: {what}; {err}; {save_or_keep(model, checkpoint, meta)}") from None
+    raise SystemExit(
+        f"{'error: ' if error else ''}{what} at step {model.num_timesteps}; saved {checkpoint} "
+        f"(continue with --resume {run})"
+    ) from None
 
 
 def _ignore_signals() -> None:
