@@ -6,11 +6,14 @@ Usage::
     python benchmarks/bench_train.py [--games kingup updown kdk] [--steps 2048 6144]
                                      [--our-steps 16384 81920] [--repeats 2]
                                      [--reference 90c20ba] [--mix MIX ...]
+                                     [--workers 1 2]
 
 Three trainers per game, warm start and evaluation off:
 
 * ``ours``: ``training/train.py`` of this checkout, with its default opponent mix or with
-  each ``--mix`` given (the mix sets how many seats the costly heuristic holds);
+  each ``--mix`` given (the mix sets how many seats the costly heuristic holds), in one
+  process and with the update in a second (``--workers``); wall time and the CPU time of the
+  run and its learner process, so that each gives samples/s and samples per CPU-second;
 * ``reference``: ``training/train.py`` of an earlier commit (default 90c20ba, the trainer
   before the batched collector), run from a temporary ``git worktree`` of it;
 * ``peer``: sb3-contrib MaskablePPO on PettingZoo's ``connect_four_v3`` against a random
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,21 +45,27 @@ ROOT = Path(__file__).resolve().parent.parent
 GAMES = ("kingup", "updown", "kdk")
 
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    """Seconds a command takes; its output is kept only if it fails."""
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds a command takes, and the CPU seconds of it and its children; its output is
+    kept only if it fails."""
     env = {**os.environ, "PYTHONPATH": str(cwd)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
     if done.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def train_cmd(game: str, steps: int, out: Path, mix: str = "") -> list[str]:
+def train_cmd(game: str, steps: int, out: Path, mix: str = "", workers: int = 0) -> list[str]:
+    """``train.py`` for ``steps`` samples; ``workers`` 0: the reference's command (no option)."""
     return [
         sys.executable, "training/train.py", "--game", game, "--timesteps", str(steps),
         "--warm-start", "0", "--eval-games", "0", "--no-progress", "--max-minutes", "0",
         "--out", str(out), *(["--opponent-mix", mix] if mix else []),
+        *(["--workers", str(workers)] if workers else []),
     ]  # fmt: skip
 
 
@@ -115,64 +125,74 @@ def peer_run(steps: int) -> None:
 
 def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
     """Seconds per (trainer, game, steps), a list over repeats; our summaries too."""
-    seconds: dict = {}
+    seconds: dict = {}  # (trainer, game, step count) -> [(wall, cpu) per repeat]
     splits: dict = {}
     low, high = args.steps
-    trainers = [("reference", reference, args.steps, "")]
-    trainers += [(ours_label(mix), ROOT, args.our_steps, mix) for mix in args.mix or [""]]
+    trainers = [("reference", reference, args.steps, "", 0)]
+    trainers += [
+        (ours_label(mix, workers), ROOT, args.our_steps, mix, workers)
+        for mix in args.mix or [""]
+        for workers in args.workers
+    ]  # fmt: skip
     # One untimed run each first: numba compiles the engines' kernels into its cache, and
     # that one-time cost must not land on one side of a marginal rate.
     for game in args.games:
-        for i, (_, cwd, pair, mix) in enumerate(trainers):
-            timed(train_cmd(game, pair[0], scratch / f"warm-{i}-{game}", mix), cwd)
+        for i, (_, cwd, pair, mix, workers) in enumerate(trainers):
+            timed(train_cmd(game, pair[0], scratch / f"warm-{i}-{game}", mix, workers), cwd)
     for rep in range(args.repeats):
         for game in args.games:
             for k in (0, 1):
-                for i, (who, cwd, pair, mix) in enumerate(trainers):
+                for i, (who, cwd, pair, mix, workers) in enumerate(trainers):
                     steps = pair[k]
                     out = scratch / f"{i}-{game}-{steps}-{rep}"
-                    took = timed(train_cmd(game, steps, out, mix), cwd)
+                    took = timed(train_cmd(game, steps, out, mix, workers), cwd)
                     seconds.setdefault((who, game, k), []).append(took)
                     if i > 0 and k == 1:
                         splits[who, game] = json.loads((out / "summary.json").read_text())
-                    print(f"  {who:9} {game:6} {steps:6} steps: {took:6.1f} s", flush=True)
+                    print(f"  {who:18} {game:6} {steps:6} steps: {took[0]:6.1f} s, "
+                          f"{took[1]:6.1f} CPU s", flush=True)  # fmt: skip
         for k, steps in enumerate((low, high)):
             cmd = [sys.executable, __file__, "--peer-steps", str(steps)]
             took = timed(cmd, ROOT)
             seconds.setdefault(("peer", "connect_four", k), []).append(took)
-            print(f"  peer      c4     {steps:6} steps: {took:6.1f} s", flush=True)
+            print(f"  peer               c4     {steps:6} steps: {took[0]:6.1f} s", flush=True)
     return {"seconds": seconds, "splits": splits}
 
 
-def ours_label(mix: str) -> str:
-    return f"ours ({mix})" if mix else "ours"
+def ours_label(mix: str, workers: int) -> str:
+    return f"ours, {workers} proc" + (f" ({mix})" if mix else "")
 
 
-def marginal(seconds: dict, who: str, game: str, pair: list[int]) -> float:
-    """Samples/s between the two step counts (medians over the repeats)."""
-    slow = statistics.median(seconds[who, game, 1]) - statistics.median(seconds[who, game, 0])
-    return (pair[1] - pair[0]) / max(slow, 1e-9)
+def marginal(seconds: dict, who: str, game: str, pair: list[int], cpu: bool = False) -> float:
+    """Samples per second (per CPU-second with ``cpu``) between the two step counts (medians
+    over the repeats)."""
+    low, high = ([t[cpu] for t in seconds[who, game, k]] for k in (0, 1))
+    return (pair[1] - pair[0]) / max(statistics.median(high) - statistics.median(low), 1e-9)
 
 
 def report(result: dict, args: argparse.Namespace) -> None:
     seconds = result["seconds"]
     peer = marginal(seconds, "peer", "connect_four", args.steps)
     print(f"\nmarginal PPO samples/s (median of {args.repeats} repeats):")
-    print("| game | reference | trainer | samples/s | × reference | × peer |")
-    print("|---|---|---|---|---|---|")
+    print("| game | reference | trainer | samples/s | per CPU-second | × reference | × peer |")
+    print("|---|---|---|---|---|---|---|")
     for game in args.games:
         ref = marginal(seconds, "reference", game, args.steps)
         for mix in args.mix or [""]:
-            who = ours_label(mix)
-            ours = marginal(seconds, who, game, args.our_steps)
-            print(f"| {game} | {ref:,.0f} | {who} | {ours:,.0f} | {ours / ref:.1f}x "
-                  f"| {ours / peer:.1f}x |")  # fmt: skip
-    print(f"| peer: MaskablePPO, connect_four_v3 vs random | | | {peer:,.0f} | | |")
+            for workers in args.workers:
+                who = ours_label(mix, workers)
+                ours = marginal(seconds, who, game, args.our_steps)
+                per_cpu = marginal(seconds, who, game, args.our_steps, cpu=True)
+                print(f"| {game} | {ref:,.0f} | {who} | {ours:,.0f} | {per_cpu:,.0f} "
+                      f"| {ours / ref:.1f}x | {ours / peer:.1f}x |")  # fmt: skip
+    print(f"| peer: MaskablePPO, connect_four_v3 vs random | | | {peer:,.0f} | | | |")
     print("\nour time split at the larger step count (share of the run's wall time):")
     for (who, game), summary in result["splits"].items():
         split = summary["time_split"]
         shown = ", ".join(f"{k} {v:.0%}" for k, v in split.items())
         costs = ", ".join(f"{k} {v:.1f}" for k, v in summary.get("us_per_decision", {}).items())
+        busy = summary.get("learner_busy")
+        shown += "" if busy is None else f"; the learner process busy {busy:.0%}"
         print(f"  {who} {game}: {shown}; µs per opponent decision: {costs}")
 
 
@@ -186,6 +206,10 @@ def main() -> None:
     parser.add_argument(
         "--mix", action="append",
         help="our --opponent-mix (repeatable: one trainer each; default: train.py's default)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--workers", nargs="+", type=int, default=[1, 2], choices=(1, 2),
+        help="our --workers (one trainer each): 1 process, or the update in a second",
     )  # fmt: skip
     parser.add_argument("--peer-steps", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -70,31 +70,33 @@ def _load_weights(model: Any, data: bytes) -> None:
 
 
 class LearnerProcess:
-    """The learner process of one model: :meth:`submit` a full rollout, :meth:`take` the
-    update's result (blocking), :meth:`close` at the end."""
+    """A learner process: started early (it imports torch beside the run's own setup), then
+    :meth:`load` a model, :meth:`submit` full rollouts, :meth:`take` each update's result,
+    and :meth:`close` at the end."""
 
-    def __init__(self, model: Any, seed: int):
+    def __init__(self, device: str, seed: int):
         ctx = multiprocessing.get_context("spawn")  # fork could deadlock torch's threads
         self._conn, child = ctx.Pipe()
-        self._process = ctx.Process(
-            target=serve,
-            args=(child, str(model.device), seed, os.getpid()),
-            name="tablegym-learner",
-            daemon=True,
-        )
-        self._process.start()
-        child.close()  # the learner's end: its death then reads as EOF here
         # The model goes through our pipe, not the start: multiprocessing writes a start's
         # arguments to the new process while holding the pipe's other end itself, so a
         # process killed while it imports would leave that write, and this run, hanging.
-        saved = io.BytesIO()
-        model.save(saved)
+        self._process = ctx.Process(
+            target=serve, args=(child, device, seed, os.getpid()), name="tablegym-learner",
+            daemon=True,
+        )  # fmt: skip
+        self._process.start()
+        child.close()  # the learner's end: its death then reads as EOF here
         self.pending = False  # an update is in flight
         self.ready: dict[str, Any] | None = None  # its result, received but not yet acted with
         self.seconds = 0.0  # the learner's own time in updates
-        # Sent beside the first rollout's collection: the learner reads it once it has
-        # imported torch, which takes seconds.
         self._first: list[BaseException] = []
+        self._sending: threading.Thread | None = None
+
+    def load(self, model: Any) -> None:
+        """Send the model to learn from, beside the first rollout's collection (the learner
+        reads it once it has imported torch, which takes seconds)."""
+        saved = io.BytesIO()
+        model.save(saved)
         self._sending = threading.Thread(target=self._send_first, args=(saved.getvalue(),))
         self._sending.start()
 
@@ -106,6 +108,8 @@ class LearnerProcess:
 
     def _sent_first(self) -> None:
         """Wait until the model is sent: a message must never be cut into another."""
+        if self._sending is None:
+            raise RuntimeError("the learner process has no model yet (LearnerProcess.load)")
         self._sending.join()
         if self._first:
             raise self._died()
@@ -146,14 +150,16 @@ class LearnerProcess:
 
     def close(self, timeout: float = 10.0) -> None:
         """End the learner process (an update in flight is dropped) and wait for it."""
-        if not self._sending.is_alive():  # else it has not even read the model: kill it
+        sending = self._sending is not None and self._sending.is_alive()
+        if not sending:  # else it has not even read the model: kill it
             with contextlib.suppress(OSError, ValueError):
                 self._conn.send(None)
             self._process.join(timeout)
         if self._process.is_alive():
             self._process.kill()
             self._process.join()
-        self._sending.join()
+        if self._sending is not None:
+            self._sending.join()
         self._conn.close()
 
     def _send(self, message: Any) -> None:
@@ -175,12 +181,17 @@ class LearnerProcess:
         return LearnerError(f"the learner process (pid {self._process.pid}) {how}")
 
 
-def attach(model: Any, seed: int) -> LearnerProcess:
-    """Start ``model``'s learner process; from now on ``model.train()`` hands updates to it."""
+def start(device: str, seed: int) -> LearnerProcess:
+    """A learner process for a model on ``device``, importing while the run sets up."""
     # Held: Ctrl-C cannot reach the new process while it imports, nor lose its handle here.
     with _signals_held():
-        model.learner = LearnerProcess(model, seed)
-    return model.learner
+        return LearnerProcess(device, seed)
+
+
+def attach(model: Any, learner: LearnerProcess) -> None:
+    """Give ``model`` to ``learner``: from now on ``model.train()`` hands updates to it."""
+    learner.load(model)
+    model.learner = learner
 
 
 def _apply(model: Any, result: dict[str, Any]) -> None:
@@ -245,6 +256,8 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
     try:
         saved = conn.recv()
     except (EOFError, OSError):
+        return
+    if saved is None:  # the run ended before it had a model to learn from
         return
     model = SelfPlayPPO.load(io.BytesIO(saved), device=device)
     model.set_logger(Logger(folder=None, output_formats=[]))

@@ -714,6 +714,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         parse_mix,
     )
     from training.learner import LearnerError, attach, settle
+    from training.learner import start as start_learner
 
     torch.set_num_threads(1)  # more threads are much slower on small machines; see README
     # The engines' parallel kernels wait at each step for a worker thread; beside another
@@ -738,7 +739,10 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     created = not run.exists()
     model = None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    learner = None
     try:
+        if args.processes() == 2:
+            learner = start_learner(args.torch_device(), args.seed + 2)
         run.mkdir(parents=True, exist_ok=True)
         clean_run(run, start_step if resuming else None, overwrite=args.overwrite)
         (run / "pool").mkdir(exist_ok=True)
@@ -764,8 +768,8 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         if not resuming:  # the warm start's work is kept, and an old run replaced only now
             save_atomic(model, checkpoint, meta)
             drop_aside(run)
-        if args.processes() == 2:
-            attach(model, args.seed + 2)
+        if learner is not None:
+            attach(model, learner)
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(
             total_timesteps=max(0, args.timesteps - model.num_timesteps),
@@ -801,8 +805,8 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if model is not None and model.learner is not None:
-            model.learner.close()
+        if learner is not None:
+            learner.close()
         env.close()
 
 
