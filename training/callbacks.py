@@ -261,6 +261,8 @@ class TrainingCallback(BaseCallback):
             "decisions": dict(self.selfplay.decisions),
             "us_per_decision": self.decision_costs(),
         }
+        if model.collectors is not None:
+            summary["collectors"] = len(model.collectors.actors)
         if learner is not None:  # the learner process's share of the time busy updating
             summary["learner_busy"] = round(learner.seconds / max(learn_seconds, 1e-9), 4)
         write_json_atomic(self.run / "summary.json", summary)

@@ -289,12 +289,17 @@ class SelfPlayVecEnv(VecEnv):
         self._next_id += 1
         same = [k for k in list(self.snapshots)[1:] if self.snapshot_role[k] == role]
         for old in same[:-pool_size]:
-            del self.snapshots[old], self.snapshot_role[old]
-            self.pfsp.remove(old)
-            # Seats of games under way that it held pass to the newest snapshot.
-            self.kinds[self.kinds == SNAPSHOT + old] = SNAPSHOT + new
-            self.slot_snapshot[self.slot_snapshot == old] = new
+            self.drop_snapshot(old)
         return new
+
+    def drop_snapshot(self, key: int) -> None:
+        """Remove pool entry ``key``; seats of games under way that it held pass to the
+        newest entry."""
+        del self.snapshots[key], self.snapshot_role[key]
+        self.pfsp.remove(key)
+        newest = max(self.snapshots)
+        self.kinds[self.kinds == SNAPSHOT + key] = SNAPSHOT + newest
+        self.slot_snapshot[self.slot_snapshot == key] = newest
 
     def _score_games(self, slots: np.ndarray) -> None:
         """Who beat whom in the games that just ended in ``slots`` (pool and fixed rates).
@@ -531,13 +536,15 @@ class SelfPlayPPO(MaskablePPO):
     ent_start: float | None = None
     #: The learner process (``training.learner``) that runs the updates; None: this process.
     learner: Any = None
+    #: Ray actors that collect the rollouts (``training.collectors``); None: this process.
+    collectors: Any = None
 
     def _setup_model(self) -> None:
         super()._setup_model()
         self.seconds = {"inference": 0.0, "advantages": 0.0, "update": 0.0}
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "learner"]
+        return [*super()._excluded_save_params(), "learner", "collectors"]
 
     def _update_current_progress_remaining(self, num_timesteps: int, total_timesteps: int) -> None:
         # Schedules follow whichever budget runs out first: samples or time.
@@ -557,6 +564,9 @@ class SelfPlayPPO(MaskablePPO):
             self.logger.record("train/ent_coef", self.ent_coef)
         if self.learner is None:
             super().train()
+            # The update leaves its last minibatch's graph in the policy's distribution; a
+            # snapshot (deepcopy) taken before the next forward pass would fail on it.
+            self.policy.action_dist.distribution = None
         else:
             from training.learner import settle
 
@@ -575,6 +585,8 @@ class SelfPlayPPO(MaskablePPO):
         self.policy.set_training_mode(False)
         rollout_buffer.reset()
         callback.on_rollout_start()
+        if self.collectors is not None:
+            return self._collect_remote(env, callback, rollout_buffer)
         while not rollout_buffer.full:
             rows = np.flatnonzero(env.learner)
             actions = np.zeros(env.num_envs, dtype=np.int64)
@@ -598,6 +610,21 @@ class SelfPlayPPO(MaskablePPO):
         self._bootstrap(env, rollout_buffer)
         rollout_buffer.compute_returns_and_advantage()
         self.seconds["advantages"] += time.perf_counter() - started
+        callback.on_rollout_end()
+        return True
+
+    def _collect_remote(
+        self, env: SelfPlayVecEnv, callback: BaseCallback, rollout_buffer: SeatRolloutBuffer
+    ) -> bool:
+        """The rollout from the Ray collectors (``training.collectors``), GAE done there."""
+        from training.collectors import merge
+
+        results = self.collectors.collect(self, env)
+        self.num_timesteps += merge(results, rollout_buffer, env)
+        self.seconds["collectors"] = self.collectors.wait_seconds
+        callback.update_locals(locals())
+        if not callback.on_step():
+            return False
         callback.on_rollout_end()
         return True
 

@@ -229,6 +229,16 @@ class Args:
                   "weights one update old (default: 2 where this process may use two cores "
                   "or more, else 1)"},
     )  # fmt: skip
+    collectors: int = field(
+        default=0,
+        metadata={"help": "Ray actors that step the tables, one core each, while this process "
+                  "updates (0: none, collect here); with --ray-address on a cluster's nodes"},
+    )  # fmt: skip
+    ray_address: str | None = field(
+        default=None,
+        metadata={"help": "the Ray cluster of the --collectors (HOST:PORT of its head, or "
+                  "auto); default: a local Ray started for the run"},
+    )  # fmt: skip
     resume: str | None = field(default=None, metadata={"help": "run directory to continue"})
     config: str | None = field(default=None, metadata={"help": "JSON file with any of these"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
@@ -332,6 +342,8 @@ class Args:
         """``--workers`` resolved for this machine."""
         from training.learner import default_workers
 
+        if self.collectors:
+            return 1  # the collectors are on Ray; this process learns
         return default_workers() if self.workers is None else self.workers
 
     def run_dir(self) -> Path:
@@ -418,6 +430,27 @@ class Args:
         workers = self.workers
         if workers is not None and (isinstance(workers, bool) or workers not in (1, 2)):
             raise ValueError(f"--workers must be 1 or 2; got {workers!r}")
+        if (
+            isinstance(self.collectors, bool)
+            or not isinstance(self.collectors, int)
+            or (self.collectors < 0)
+        ):
+            raise ValueError(f"--collectors must be an integer >= 0; got {self.collectors!r}")
+        if self.collectors and workers == 2:
+            raise ValueError(
+                "--collectors and --workers 2 exclude each other: with collectors this "
+                "process is the learner"
+            )
+        if self.ray_address is not None and not self.collectors:
+            raise ValueError("--ray-address needs --collectors N (N >= 1)")
+        if self.collectors:
+            from tablegym.cli import require_extra
+
+            require_extra("rllib", "--collectors")
+            if self.ray_address is not None:
+                from training.train_rllib import check_address
+
+                check_address(self.ray_address, flag="--ray-address")
         if self.backend not in ("auto", "numba", "rules"):
             raise ValueError(f"--backend must be one of auto, numba, rules; got {self.backend!r}")
         self.torch_device()
@@ -713,6 +746,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         fixed_player,
         parse_mix,
     )
+    from training.collectors import CollectorError
     from training.learner import LearnerError, attach, settle
     from training.learner import start as start_learner
 
@@ -739,7 +773,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     created = not run.exists()
     model = None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    learner = None
+    learner = collectors = None
     try:
         if args.processes() == 2:
             learner = start_learner(args.torch_device(), args.seed + 2)
@@ -770,6 +804,8 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
             drop_aside(run)
         if learner is not None:
             attach(model, learner)
+        if args.collectors:
+            collectors = model.collectors = start_collectors(args, tables)
         callback = TrainingCallback(args, tables, meta, run, env, heuristic, started)
         model.learn(
             total_timesteps=max(0, args.timesteps - model.num_timesteps),
@@ -781,7 +817,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         if model.num_timesteps <= start_step:
             raise SystemExit(f"error: the run made no samples (it stayed at step {start_step})")
         return callback.finish(model)
-    except LearnerError as err:
+    except (LearnerError, CollectorError) as err:
         _ignore_signals()
         last_words(model, run, meta, str(err), error=True)  # with its last update's weights
     except KeyboardInterrupt as stop:
@@ -807,7 +843,24 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         signal.signal(signal.SIGTERM, previous)
         if learner is not None:
             learner.close()
+        if collectors is not None:
+            collectors.close()
         env.close()
+
+
+def start_collectors(args: Args, tables: list[dict[str, Any]]) -> Any:
+    """``--collectors`` Ray actors with the run's tables, mix and PPO settings."""
+    from training.collector import parse_mix
+    from training.collectors import RayCollectors
+
+    settings = {
+        "game": args.game, "tables": tables, "num_games": args.num_games,
+        "mix": parse_mix(args.mix()), "backend": args.backend, "fixed": args.fixed,
+        "pfsp_power": args.pfsp_power, "concentration": args.mix_concentration,
+        "pool_size": args.pool_size, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
+        "net_arch": args.layers(),
+    }  # fmt: skip
+    return RayCollectors(settings, args.collectors, args.n_steps, args.seed, args.ray_address)
 
 
 def last_words(model: Any, run: Path, meta: dict[str, Any], what: str, error: bool) -> None:

@@ -195,8 +195,8 @@ def local_cpus(args: Args) -> int:
     return args.num_cpus or os.cpu_count() or 1
 
 
-def check_address(address: str, timeout: float = 5.0) -> None:
-    """ValueError naming ``--address`` unless a Ray head answers there within ``timeout`` s.
+def check_address(address: str, timeout: float = 5.0, flag: str = "--address") -> None:
+    """ValueError naming ``flag`` unless a Ray head answers there within ``timeout`` s.
 
     ``ray.init`` on a dead address retries for a minute or more; a plain TCP connection to
     the head's GCS port says within seconds whether anything is there.
@@ -207,14 +207,14 @@ def check_address(address: str, timeout: float = 5.0) -> None:
     host, sep, port = target.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ValueError(
-            f"--address must be HOST:PORT (the Ray head's GCS port) or auto; got {address!r}"
+            f"{flag} must be HOST:PORT (the Ray head's GCS port) or auto; got {address!r}"
         )
     try:
         with socket.create_connection((host, int(port)), timeout=timeout):
             pass
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        raise ValueError(f"--address {address}: no Ray cluster answers there ({reason})") from None
+        raise ValueError(f"{flag} {address}: no Ray cluster answers there ({reason})") from None
 
 
 def _args_for_resume(args: Args, given: frozenset[str]) -> Args:
