@@ -6,14 +6,15 @@ Usage::
     python benchmarks/bench_train.py [--games kingup updown kdk] [--steps 2048 6144]
                                      [--our-steps 16384 81920] [--repeats 2]
                                      [--reference 90c20ba] [--mix MIX ...]
-                                     [--workers 1 2]
+                                     [--workers 1 2] [--collectors 1 2]
 
 Three trainers per game, warm start and evaluation off:
 
 * ``ours``: ``training/train.py`` of this checkout, with its default opponent mix or with
   each ``--mix`` given (the mix sets how many seats the costly heuristic holds), in one
   process and with the update in a second (``--workers``); wall time and the CPU time of the
-  run and its learner process, so that each gives samples/s and samples per CPU-second;
+  run and its learner process, so that each gives samples/s and samples per CPU-second; and
+  with ``--collectors K`` on a local Ray (its actors report their own CPU time);
 * ``reference``: ``training/train.py`` of an earlier commit (default 90c20ba, the trainer
   before the batched collector), run from a temporary ``git worktree`` of it;
 * ``peer``: sb3-contrib MaskablePPO on PettingZoo's ``connect_four_v3`` against a random
@@ -60,12 +61,16 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
 
 
 def train_cmd(game: str, steps: int, out: Path, mix: str = "", workers: int = 0) -> list[str]:
-    """``train.py`` for ``steps`` samples; ``workers`` 0: the reference's command (no option)."""
+    """``train.py`` for ``steps`` samples; ``workers`` 0: the reference's command (no option),
+    -K: K collectors on a local Ray."""
+    if workers < 0:
+        how = ["--collectors", str(-workers), "--workers", "1"]
+    else:
+        how = ["--workers", str(workers)] if workers else []
     return [
         sys.executable, "training/train.py", "--game", game, "--timesteps", str(steps),
         "--warm-start", "0", "--eval-games", "0", "--no-progress", "--max-minutes", "0",
-        "--out", str(out), *(["--opponent-mix", mix] if mix else []),
-        *(["--workers", str(workers)] if workers else []),
+        "--out", str(out), *(["--opponent-mix", mix] if mix else []), *how,
     ]  # fmt: skip
 
 
@@ -132,7 +137,7 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
     trainers += [
         (ours_label(mix, workers), ROOT, args.our_steps, mix, workers)
         for mix in args.mix or [""]
-        for workers in args.workers
+        for workers in [*args.workers, *(-k for k in args.collectors)]
     ]  # fmt: skip
     # One untimed run each first: numba compiles the engines' kernels into its cache, and
     # that one-time cost must not land on one side of a marginal rate.
@@ -146,6 +151,9 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
                     steps = pair[k]
                     out = scratch / f"{i}-{game}-{steps}-{rep}"
                     took = timed(train_cmd(game, steps, out, mix, workers), cwd)
+                    if workers < 0:  # Ray's actors are not our children: they count their own
+                        summary = json.loads((out / "summary.json").read_text())
+                        took = (took[0], took[1] + summary["collector_cpu_seconds"])
                     seconds.setdefault((who, game, k), []).append(took)
                     if i > 0 and k == 1:
                         splits[who, game] = json.loads((out / "summary.json").read_text())
@@ -160,7 +168,8 @@ def measure(args: argparse.Namespace, reference: Path, scratch: Path) -> dict:
 
 
 def ours_label(mix: str, workers: int) -> str:
-    return f"ours, {workers} proc" + (f" ({mix})" if mix else "")
+    how = f"{-workers} Ray collectors" if workers < 0 else f"{workers} proc"
+    return f"ours, {how}" + (f" ({mix})" if mix else "")
 
 
 def marginal(seconds: dict, who: str, game: str, pair: list[int], cpu: bool = False) -> float:
@@ -179,7 +188,7 @@ def report(result: dict, args: argparse.Namespace) -> None:
     for game in args.games:
         ref = marginal(seconds, "reference", game, args.steps)
         for mix in args.mix or [""]:
-            for workers in args.workers:
+            for workers in [*args.workers, *(-k for k in args.collectors)]:
                 who = ours_label(mix, workers)
                 ours = marginal(seconds, who, game, args.our_steps)
                 per_cpu = marginal(seconds, who, game, args.our_steps, cpu=True)
@@ -210,6 +219,10 @@ def main() -> None:
     parser.add_argument(
         "--workers", nargs="+", type=int, default=[1, 2], choices=(1, 2),
         help="our --workers (one trainer each): 1 process, or the update in a second",
+    )  # fmt: skip
+    parser.add_argument(
+        "--collectors", nargs="*", type=int, default=[],
+        help="also our --collectors K on a local Ray (one trainer each K)",
     )  # fmt: skip
     parser.add_argument("--peer-steps", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

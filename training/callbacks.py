@@ -263,6 +263,7 @@ class TrainingCallback(BaseCallback):
         }
         if model.collectors is not None:
             summary["collectors"] = len(model.collectors.actors)
+            summary["collector_cpu_seconds"] = round(model.collectors.cpu_seconds, 2)
         if learner is not None:  # the learner process's share of the time busy updating
             summary["learner_busy"] = round(learner.seconds / max(learn_seconds, 1e-9), 4)
         write_json_atomic(self.run / "summary.json", summary)

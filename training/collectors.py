@@ -160,7 +160,8 @@ class RayCollectors:
         ]
         self.sent: list[set[int]] = [set() for _ in self.actors]
         self.pending: list[Any] | None = None
-        self.wait_seconds = 0.0
+        self.wait_seconds = 0.0  # the main process waiting for a rollout
+        self.cpu_seconds = 0.0  # the collectors' own CPU time in the rollouts received
 
     def collect(self, model: Any, env: Any) -> list[dict]:
         """The rollout in flight (started now if none), and the next one started with the
@@ -179,6 +180,7 @@ class RayCollectors:
             self.pending = None
             raise CollectorError(f"a collector failed: {_first_line(err)}") from None
         self.wait_seconds += time.perf_counter() - started
+        self.cpu_seconds += sum(r["cpu"] for r in results)
         self.pending = self._launch(model, env)
         return results
 
