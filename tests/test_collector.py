@@ -52,6 +52,99 @@ def test_gae_follows_each_seat_and_credits_rewards_to_its_last_decision():
     assert buf.rewards[:, 0].tolist() == [1.0, 0.0, -1.0, 2.0, 0.0]
 
 
+class LoopBuffer(SeatRolloutBuffer):
+    """The buffer as it was first written, one sample at a time: the reference."""
+
+    def reset(self) -> None:
+        super().reset()
+        self.last: dict[int, int] = {}
+
+    def add_decisions(self, obs, actions, values, log_probs, masks, streams) -> None:
+        at = np.arange(self.pos, self.pos + len(obs))
+        self.observations[at, 0], self.actions[at, 0, 0] = obs, actions
+        self.values[at, 0], self.log_probs[at, 0] = values, log_probs
+        self.action_masks[at, 0], self.rewards[at, 0] = masks, 0.0
+        for pos, stream in zip(at.tolist(), streams.tolist()):
+            if stream in self.last:
+                self.next_pos[self.last[stream]] = pos
+            self.last[stream] = pos
+        self.pos += len(obs)
+        self.full = self.pos == self.buffer_size
+
+    def credit(self, streams, rewards) -> None:
+        for stream, reward in zip(streams.tolist(), rewards.tolist()):
+            if stream in self.last:
+                self.rewards[self.last[stream], 0] += reward
+
+    def close_streams(self, streams, values=None) -> None:
+        for i, stream in enumerate(streams.tolist()):
+            pos = self.last.pop(stream, None)
+            if pos is not None and values is None:
+                self.terminal[pos] = True
+            elif pos is not None:
+                self.bootstrap[pos] = values[i]
+
+    def compute_returns_and_advantage(self, last_values=None, dones=None) -> None:
+        gamma, lam = self.gamma, self.gae_lambda
+        values, rewards = self.values[:, 0], self.rewards[:, 0]
+        adv = np.zeros(self.buffer_size, dtype=np.float32)
+        for pos in range(self.buffer_size - 1, -1, -1):
+            nxt = self.next_pos[pos]
+            if nxt >= 0:
+                delta = rewards[pos] + gamma * values[nxt] - values[pos]
+                adv[pos] = delta + gamma * lam * adv[nxt]
+            elif self.terminal[pos]:
+                adv[pos] = rewards[pos] - values[pos]
+            else:
+                adv[pos] = rewards[pos] + gamma * self.bootstrap[pos] - values[pos]
+        self.advantages[:, 0] = adv
+        self.returns = self.advantages + self.values
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_array_buffer_gives_the_loops_advantages_on_random_stream_layouts(seed):
+    rng = np.random.default_rng(seed)
+    size, streams = int(rng.integers(20, 400)), int(rng.integers(1, 60))
+    args = (spaces.Box(0, 1, (2,)), spaces.Discrete(3), "cpu")
+    kwargs = {"gamma": float(rng.uniform(0.8, 1)), "gae_lambda": float(rng.uniform(0.5, 1))}
+    new, old = SeatRolloutBuffer(size, *args, **kwargs), LoopBuffer(size, *args, **kwargs)
+    new.reset(), old.reset()
+
+    def both(method: str, *values) -> None:
+        getattr(new, method)(*values), getattr(old, method)(*values)
+
+    def some() -> np.ndarray:
+        return rng.choice(streams, size=int(rng.integers(0, streams + 1)), replace=False)
+
+    while not new.full:
+        ids = some()[: new.space()]
+        k = ids.size
+        obs, masks = rng.random((k, 2), dtype=np.float32), np.ones((k, 3), bool)
+        both("add_decisions", obs, rng.integers(3, size=k), rng.normal(size=k),
+             rng.normal(size=k), masks, ids)  # fmt: skip
+        ids = some()
+        both("credit", ids, rng.normal(size=ids.size).astype(np.float32))
+        if rng.random() < 0.3:  # games end: their streams close
+            both("close_streams", some())
+        if rng.random() < 0.1:  # decisions made but not stored: their streams are cut
+            ids = some()
+            both("close_streams", ids, rng.normal(size=ids.size).astype(np.float32))
+    assert new.open_streams().tolist() == sorted(old.last)
+    ids = new.open_streams()
+    both("close_streams", ids, rng.normal(size=ids.size).astype(np.float32))
+    both("compute_returns_and_advantage")
+    for name in ("next_pos", "terminal", "bootstrap", "rewards", "advantages", "returns"):
+        np.testing.assert_array_equal(getattr(new, name), getattr(old, name), err_msg=name)
+
+
+def test_a_stream_adds_one_decision_per_call():
+    buf = SeatRolloutBuffer(4, spaces.Box(0, 1, (2,)), spaces.Discrete(3), "cpu")
+    buf.reset()
+    with pytest.raises(ValueError, match="one decision per call"):
+        buf.add_decisions(np.zeros((2, 2), np.float32), np.zeros(2), np.zeros(2), np.zeros(2),
+                          np.ones((2, 3), bool), np.array([5, 5]))  # fmt: skip
+
+
 def test_random_actions_are_legal_and_cover_the_legal_set():
     rng = np.random.default_rng(0)
     mask = np.zeros((2000, 5), bool)

@@ -448,10 +448,25 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         self.next_pos = np.full(self.buffer_size, -1, dtype=np.int64)
         self.terminal = np.zeros(self.buffer_size, dtype=bool)
         self.bootstrap = np.zeros(self.buffer_size, dtype=np.float32)
-        self.last: dict[int, int] = {}  # open stream id -> its last sample
+        # Per stream id its last sample while the stream is open, else -1 (grown on demand).
+        self.ends = np.full(0, -1, dtype=np.int64)
+        self.added: list[tuple[int, int]] = []  # (start, stop) of each add_decisions call
 
     def space(self) -> int:
         return self.buffer_size - self.pos
+
+    def open_streams(self) -> np.ndarray:
+        """The ids of the streams still open, ascending."""
+        return np.flatnonzero(self.ends >= 0)
+
+    def _ends_of(self, streams: np.ndarray) -> np.ndarray:
+        """The last sample of each stream (-1: closed or never seen); makes room for new ids."""
+        streams = np.asarray(streams, dtype=np.int64)
+        if streams.size and streams.max() >= self.ends.size:
+            grown = np.full(max(2 * self.ends.size, int(streams.max()) + 1), -1, dtype=np.int64)
+            grown[: self.ends.size] = self.ends
+            self.ends = grown
+        return self.ends[streams]
 
     def add_decisions(
         self,
@@ -462,8 +477,11 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         masks: np.ndarray,
         streams: np.ndarray,
     ) -> None:
-        """Append one sample per row, linking each to its stream's previous sample."""
+        """Append one sample per row, linking each to its stream's previous sample; a stream
+        decides at most once per call (one seat of a game acts at a time)."""
         k = len(obs)
+        if np.unique(streams).size != k:
+            raise ValueError("add_decisions: a stream may add one decision per call")
         at = np.arange(self.pos, self.pos + k)
         self.observations[at, 0] = obs
         self.actions[at, 0, 0] = actions
@@ -471,47 +489,45 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         self.log_probs[at, 0] = log_probs
         self.action_masks[at, 0] = masks
         self.rewards[at, 0] = 0.0
-        last = self.last
-        for pos, stream in zip(at.tolist(), streams.tolist()):
-            prev = last.get(stream)
-            if prev is not None:
-                self.next_pos[prev] = pos
-            last[stream] = pos
+        prev = self._ends_of(streams)
+        linked = prev >= 0
+        self.next_pos[prev[linked]] = at[linked]
+        self.ends[streams] = at
+        self.added.append((self.pos, self.pos + k))
         self.pos += k
         self.full = self.pos == self.buffer_size
 
     def credit(self, streams: np.ndarray, rewards: np.ndarray) -> None:
         """Add each stream's reward to its last sample (rewards of closed streams are dropped)."""
-        for stream, reward in zip(streams.tolist(), rewards.tolist()):
-            pos = self.last.get(stream)
-            if pos is not None:
-                self.rewards[pos, 0] += reward
+        pos = self._ends_of(streams)
+        open_ = pos >= 0
+        np.add.at(self.rewards[:, 0], pos[open_], np.asarray(rewards)[open_])
 
     def close_streams(self, streams: np.ndarray, values: np.ndarray | None = None) -> None:
         """End streams: at their game's end (no ``values``) or cut, bootstrapping ``values``."""
-        for i, stream in enumerate(streams.tolist()):
-            pos = self.last.pop(stream, None)
-            if pos is None:
-                continue
-            if values is None:
-                self.terminal[pos] = True
-            else:
-                self.bootstrap[pos] = values[i]
+        pos = self._ends_of(streams)
+        open_ = pos >= 0
+        if values is None:
+            self.terminal[pos[open_]] = True
+        else:
+            self.bootstrap[pos[open_]] = np.asarray(values)[open_]
+        self.ends[np.asarray(streams, dtype=np.int64)] = -1
 
     def compute_returns_and_advantage(self, last_values: Any = None, dones: Any = None) -> None:
-        """GAE along each stream, from the last sample back (successors come later)."""
+        """GAE along each stream, from the last sample back. A sample's successor in its
+        stream was added by a later call, so each call's samples are computed at once, the
+        last call's first: the same float32 operations, in the same order, as one sample at a
+        time (tests/test_collector.py holds that loop and compares)."""
         gamma, lam = self.gamma, self.gae_lambda
         values, rewards = self.values[:, 0], self.rewards[:, 0]
         adv = np.zeros(self.buffer_size, dtype=np.float32)
-        for pos in range(self.buffer_size - 1, -1, -1):
-            nxt = self.next_pos[pos]
-            if nxt >= 0:
-                delta = rewards[pos] + gamma * values[nxt] - values[pos]
-                adv[pos] = delta + gamma * lam * adv[nxt]
-            elif self.terminal[pos]:
-                adv[pos] = rewards[pos] - values[pos]
-            else:
-                adv[pos] = rewards[pos] + gamma * self.bootstrap[pos] - values[pos]
+        for start, stop in reversed(self.added):
+            nxt, r, v = self.next_pos[start:stop], rewards[start:stop], values[start:stop]
+            chained = r + gamma * values[nxt] - v + gamma * lam * adv[nxt]
+            ended = np.where(
+                self.terminal[start:stop], r - v, r + gamma * self.bootstrap[start:stop] - v
+            )
+            adv[start:stop] = np.where(nxt >= 0, chained, ended)
         self.advantages[:, 0] = adv
         self.returns = self.advantages + self.values
 
@@ -627,7 +643,7 @@ class SelfPlayPPO(MaskablePPO):
 
     def _bootstrap(self, env: SelfPlayVecEnv, buffer: SeatRolloutBuffer) -> None:
         """Value the streams still open when the buffer is full from what their seats see."""
-        streams = np.array(sorted(buffer.last), dtype=np.int64)
+        streams = buffer.open_streams()
         if streams.size:
             with th.no_grad():
                 obs = th.as_tensor(env.observe_streams(streams), device=self.device)
