@@ -13,6 +13,7 @@ from training.collector import (
     SelfPlayPPO,
     SelfPlayVecEnv,
     parse_mix,
+    sample_decisions,
 )
 
 torch.set_num_threads(1)
@@ -143,6 +144,32 @@ def test_a_stream_adds_one_decision_per_call():
     with pytest.raises(ValueError, match="one decision per call"):
         buf.add_decisions(np.zeros((2, 2), np.float32), np.zeros(2), np.zeros(2), np.zeros(2),
                           np.ones((2, 3), bool), np.array([5, 5]))  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sampled_decisions_are_the_policys_own_bit_for_bit(seed):
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1"), seed=0)
+    model = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=64, batch_size=64, device="cpu", seed=seed,
+        rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [16, 16]},
+    )  # fmt: skip
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():  # sharper logits than a fresh network's, so that draws differ
+        for p in model.policy.parameters():
+            p.mul_(float(rng.uniform(1, 8)))
+    width = env.action_space.n
+    obs = torch.as_tensor(rng.random((300, env.observation_space.shape[0]), dtype=np.float32))
+    masks = rng.random((300, width)) < 0.3
+    masks[np.arange(300), rng.integers(width, size=300)] = True
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        expected = model.policy(obs, action_masks=masks)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        got = sample_decisions(model.policy, obs, masks)
+    for name, want, have in zip(("actions", "values", "log_probs"), expected, got):
+        assert torch.equal(want, have), name
+    assert masks[np.arange(300), got[0].numpy()].all()
 
 
 def test_random_actions_are_legal_and_cover_the_legal_set():

@@ -85,6 +85,34 @@ def policy_actions(
     return logits.argmax(axis=1)
 
 
+def sample_decisions(
+    policy: Any, obs: th.Tensor, masks: np.ndarray
+) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+    """``policy(obs, action_masks=masks)`` of a maskable ``MlpPolicy`` over a discrete action
+    space: (actions, values, log-probabilities), the same numbers and the same draws from
+    torch's generator, without the distribution objects (sb3-contrib builds three
+    ``Categorical`` per call, each checking its arguments: together they cost as much as
+    the network on the learner's rows of a tick)."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        latent_pi = policy.mlp_extractor.forward_actor(features[0])
+        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    logits = _normalised(policy.action_net(latent_pi))
+    # MaskableCategorical: the normalised logits, those masked out at -1e8, normalised again;
+    # Categorical then samples from their softmax with torch.multinomial.
+    masks = th.as_tensor(masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
+    huge_neg = th.tensor(-1e8, dtype=logits.dtype, device=logits.device)
+    logits = _normalised(th.where(masks, logits, huge_neg))
+    actions = th.multinomial(logits.softmax(dim=-1), 1, True)
+    return actions.flatten(), policy.value_net(latent_vf), logits.gather(-1, actions).flatten()
+
+
+def _normalised(logits: th.Tensor) -> th.Tensor:
+    return logits - logits.logsumexp(dim=-1, keepdim=True)  # as torch's Categorical does
+
+
 class RunningRate:
     """A rate over the last ``window`` outcomes (a running mean once that many were seen)."""
 
@@ -585,7 +613,7 @@ class SelfPlayPPO(MaskablePPO):
                 started = time.perf_counter()
                 with th.no_grad():
                     obs = th.as_tensor(env.obs[rows], device=self.device)
-                    act, values, log_probs = self.policy(obs, action_masks=env.mask[rows])
+                    act, values, log_probs = sample_decisions(self.policy, obs, env.mask[rows])
                     act, values, log_probs = act.cpu(), values.cpu(), log_probs.cpu()
                 self.seconds["inference"] += time.perf_counter() - started
                 actions[rows] = act.numpy()
