@@ -172,6 +172,27 @@ def test_sampled_decisions_are_the_policys_own_bit_for_bit(seed):
     assert masks[np.arange(300), got[0].numpy()].all()
 
 
+def test_the_policy_can_be_copied_while_collecting_after_an_update():
+    import copy
+
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Snapshots(BaseCallback):  # as the training callback takes its pool snapshots
+        def _on_step(self) -> bool:
+            self.copies = getattr(self, "copies", 0) + 1
+            copy.deepcopy(self.model.policy)
+            return True
+
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 8, parse_mix("self=1"), seed=0)
+    model = SelfPlayPPO(
+        "MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, device="cpu", seed=0,
+        rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [8]},
+    )  # fmt: skip
+    callback = Snapshots()
+    model.learn(192, callback=callback)  # three rollouts, two of them after an update
+    assert model.num_timesteps == 192 and callback.copies > 3
+
+
 def test_random_actions_are_legal_and_cover_the_legal_set():
     rng = np.random.default_rng(0)
     mask = np.zeros((2000, 5), bool)

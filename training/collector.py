@@ -604,6 +604,10 @@ class SelfPlayPPO(MaskablePPO):
         use_masking: bool = True,
     ) -> bool:
         self.policy.set_training_mode(False)
+        # The update leaves its last minibatch's distribution on the policy, tensors in
+        # autograd's graph that deepcopy (snapshots, the league) refuses; sb3-contrib's own
+        # forward pass replaced it at the first decision, sample_decisions makes none.
+        self.policy.action_dist.distribution = None
         rollout_buffer.reset()
         callback.on_rollout_start()
         while not rollout_buffer.full:
