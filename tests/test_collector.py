@@ -109,7 +109,6 @@ def test_array_buffer_gives_the_loops_advantages_on_random_stream_layouts(seed):
     args = (spaces.Box(0, 1, (2,)), spaces.Discrete(3), "cpu")
     kwargs = {"gamma": float(rng.uniform(0.8, 1)), "gae_lambda": float(rng.uniform(0.5, 1))}
     new, old = SeatRolloutBuffer(size, *args, **kwargs), LoopBuffer(size, *args, **kwargs)
-    new.reset(), old.reset()
 
     def both(method: str, *values) -> None:
         getattr(new, method)(*values), getattr(old, method)(*values)
@@ -117,25 +116,34 @@ def test_array_buffer_gives_the_loops_advantages_on_random_stream_layouts(seed):
     def some() -> np.ndarray:
         return rng.choice(streams, size=int(rng.integers(0, streams + 1)), replace=False)
 
-    while not new.full:
-        ids = some()[: new.space()]
-        k = ids.size
-        obs, masks = rng.random((k, 2), dtype=np.float32), np.ones((k, 3), bool)
-        both("add_decisions", obs, rng.integers(3, size=k), rng.normal(size=k),
-             rng.normal(size=k), masks, ids)  # fmt: skip
-        ids = some()
-        both("credit", ids, rng.normal(size=ids.size).astype(np.float32))
-        if rng.random() < 0.3:  # games end: their streams close
-            both("close_streams", some())
-        if rng.random() < 0.1:  # decisions made but not stored: their streams are cut
+    for _ in range(2):  # the second rollout reuses the arrays of the first, after the update
+        both("reset")
+        while not new.full:
+            ids = some()[: new.space()]
+            k = ids.size
+            obs, masks = rng.random((k, 2), dtype=np.float32), rng.random((k, 3)) < 0.5
+            both("add_decisions", obs, rng.integers(3, size=k), rng.normal(size=k),
+                 rng.normal(size=k), masks, ids)  # fmt: skip
             ids = some()
-            both("close_streams", ids, rng.normal(size=ids.size).astype(np.float32))
-    assert new.open_streams().tolist() == sorted(old.last)
-    ids = new.open_streams()
-    both("close_streams", ids, rng.normal(size=ids.size).astype(np.float32))
-    both("compute_returns_and_advantage")
-    for name in ("next_pos", "terminal", "bootstrap", "rewards", "advantages", "returns"):
-        np.testing.assert_array_equal(getattr(new, name), getattr(old, name), err_msg=name)
+            both("credit", ids, rng.normal(size=ids.size).astype(np.float32))
+            if rng.random() < 0.3:  # games end: their streams close
+                both("close_streams", some())
+            if rng.random() < 0.1:  # decisions made but not stored: their streams are cut
+                ids = some()
+                both("close_streams", ids, rng.normal(size=ids.size).astype(np.float32))
+        assert new.open_streams().tolist() == sorted(old.last)
+        ids = new.open_streams()
+        both("close_streams", ids, rng.normal(size=ids.size).astype(np.float32))
+        both("compute_returns_and_advantage")
+        for name in ("next_pos", "terminal", "bootstrap", "rewards", "advantages", "returns"):
+            np.testing.assert_array_equal(getattr(new, name), getattr(old, name), err_msg=name)
+        batches = []
+        for buf in (new, old):  # what the update reads, in the same order (np.random's)
+            np.random.seed(seed)
+            batches.append(list(buf.get(16)))
+        for got, want in zip(*batches):
+            for name, a, b in zip(got._fields, got, want):
+                assert torch.equal(a, b), name
 
 
 def test_a_stream_adds_one_decision_per_call():

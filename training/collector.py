@@ -277,25 +277,34 @@ class SelfPlayVecEnv(VecEnv):
         """
         names = [k for k, w in self.mix.items() if w > 0]
         weights = np.array([self.mix[k] for k in names])
-        ids = np.array(list(self.snapshots), dtype=np.int64)
-        pfsp = self.pfsp.weights(ids) if ids.size else None
+        codes = np.array([self._code(k) for k in names], dtype=np.int64)
         self.returns[slots] = 0.0
-        for slot in slots.tolist():
-            n = int(self.players[slot])
-            p = weights
-            if self.concentration > 0 and len(names) > 1:
-                p = self.rng.dirichlet(self.concentration * weights)
-                if not np.isfinite(p).all() or p.sum() <= 0:  # underflow of tiny weights
-                    p = weights
-            drawn = self.rng.choice(len(names), size=n, p=p / p.sum())
-            codes = [self._code(names[d]) for d in drawn]
-            codes[int(self.rng.integers(n))] = LEARNER
-            entry = -1
-            if pfsp is not None and SNAPSHOT in codes:
-                entry = int(ids[self.rng.choice(ids.size, p=pfsp)])
-                codes = [SNAPSHOT + entry if c == SNAPSHOT else c for c in codes]
-            self.slot_snapshot[slot] = entry
-            self.kinds[slot, :n] = codes
+        k = slots.size
+        # All games at once (one generator call per draw, not per game: the same
+        # distributions as drawing game by game, another sequence of numbers).
+        p = np.broadcast_to(weights, (k, len(names)))
+        if self.concentration > 0 and len(names) > 1:
+            p = self.rng.dirichlet(self.concentration * weights, size=k)
+            bad = ~np.isfinite(p).all(axis=1) | ~(p.sum(axis=1) > 0)  # underflow of tiny weights
+            p[bad] = weights
+        cdf = np.cumsum(p, axis=1)
+        cdf /= cdf[:, -1:]
+        # Generator.choice with p: the first kind whose cumulative weight exceeds a uniform.
+        uniform = self.rng.random((k, self.max_players))
+        kinds = codes[(uniform[:, :, None] >= cdf[:, None, :-1]).sum(axis=2)]
+        players = self.players[slots]
+        kinds[np.arange(k), self.rng.integers(0, players)] = LEARNER
+        kinds[np.arange(self.max_players) >= players[:, None]] = -1  # no such seat
+        entries = np.full(k, -1, dtype=np.int64)
+        met = (kinds == SNAPSHOT).any(axis=1)
+        if self.snapshots and met.any():
+            ids = np.array(list(self.snapshots), dtype=np.int64)
+            entries[met] = ids[
+                self.rng.choice(ids.size, size=int(met.sum()), p=self.pfsp.weights(ids))
+            ]
+            kinds = np.where(kinds == SNAPSHOT, SNAPSHOT + entries[:, None], kinds)
+        self.slot_snapshot[slots] = entries
+        self.kinds[slots] = kinds
 
     def _code(self, name: str) -> int:
         if name == "self" or (name == "snapshot" and not self.snapshots):
@@ -381,17 +390,14 @@ class SelfPlayVecEnv(VecEnv):
             start += t.num_games
         self.seconds_env += time.perf_counter() - started
         obs, mask, seat, rewards, done = zip(*outs)
-        self.obs, self.mask, self.seat = (
-            np.concatenate(obs),
-            np.concatenate(mask),
-            np.concatenate(seat),
-        )
+        join = np.concatenate if len(outs) > 1 else lambda parts: parts[0]  # fresh arrays
+        self.obs, self.mask, self.seat = join(obs), join(mask), join(seat)
         self.seat_rewards[:] = 0
         start = 0
         for r in rewards:
             self.seat_rewards[start : start + len(r), : r.shape[1]] = r
             start += len(r)
-        self.done = np.concatenate(done)
+        self.done = join(done)
         self.returns += self.seat_rewards
         if self.done.any():
             ended = np.flatnonzero(self.done)
@@ -459,6 +465,11 @@ class SelfPlayVecEnv(VecEnv):
         return [seed] * self.num_envs
 
 
+# The arrays of MaskableRolloutBuffer that SeatRolloutBuffer keeps from rollout to rollout.
+_REUSED = ("observations", "actions", "rewards", "returns", "episode_starts", "values",
+           "log_probs", "advantages", "action_masks")  # fmt: skip
+
+
 class SeatRolloutBuffer(MaskableRolloutBuffer):
     """A flat buffer of learner decisions whose GAE follows each (slot, seat) stream.
 
@@ -472,7 +483,16 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         super().__init__(buffer_size, *args, n_envs=1, **kwargs)
 
     def reset(self) -> None:
-        super().reset()
+        # SB3 allocates every array anew for each rollout, and the first writes to fresh
+        # pages cost more than the writes (the observations alone are megabytes); here each
+        # rollout reuses the first one's arrays. Nothing is read before it is written again:
+        # add_decisions writes every field of a sample (the reward too), GAE every advantage.
+        if getattr(self, "_arrays", None) is None:
+            super().reset()
+            self._arrays = {name: self.__dict__[name] for name in _REUSED}
+        else:
+            self.__dict__.update(self._arrays)  # get() replaced them by flattened views
+            self.pos, self.full, self.generator_ready = 0, False, False
         self.next_pos = np.full(self.buffer_size, -1, dtype=np.int64)
         self.terminal = np.zeros(self.buffer_size, dtype=bool)
         self.bootstrap = np.zeros(self.buffer_size, dtype=np.float32)
@@ -510,13 +530,14 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         k = len(obs)
         if np.unique(streams).size != k:
             raise ValueError("add_decisions: a stream may add one decision per call")
-        at = np.arange(self.pos, self.pos + k)
+        at = slice(self.pos, self.pos + k)
         self.observations[at, 0] = obs
         self.actions[at, 0, 0] = actions
         self.values[at, 0] = values
         self.log_probs[at, 0] = log_probs
         self.action_masks[at, 0] = masks
         self.rewards[at, 0] = 0.0
+        at = np.arange(self.pos, self.pos + k)
         prev = self._ends_of(streams)
         linked = prev >= 0
         self.next_pos[prev[linked]] = at[linked]
