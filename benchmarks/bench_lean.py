@@ -10,9 +10,9 @@ Per game, in one process, torch and numba on one thread as ``train.py`` sets the
 epochs, ``--net-arch``, opponent mix and its Dirichlet concentration):
 
 * ``ours``: :class:`training.collector.SelfPlayVecEnv` and ``SelfPlayPPO`` built as
-  ``train.py`` builds them (``train.new_model``), one snapshot in the pool, driven by
-  ``model.learn`` one rollout and update at a time; warm start, evaluation, checkpoints and
-  the league's exploiter are left out (they are not the loop);
+  ``train.py`` builds them (``train.new_model``), one snapshot in the pool, driven one pass of
+  ``MaskablePPO.learn``'s loop at a time (rollout, schedules, logs, update); warm start,
+  evaluation, checkpoints and the league's exploiter are left out (they are not the loop);
 * ``lean``: the same work written plainly: one ``VectorGame``, seats dealt from the same mix,
   the learner's forward pass, the opponents by kind (the same batched heuristic, random
   legal actions, one frozen copy of the net as the snapshot), rewards credited to each seat's
@@ -89,7 +89,10 @@ class Ours:
         snapshot = copy.deepcopy(self.model.policy)
         snapshot.set_training_mode(False)
         self.env.add_snapshot(snapshot, args.pool_size)  # as the callback does at the start
-        self.n_steps, self.started = args.n_steps, False
+        # model.learn's own set-up (the env's reset), once, as train.py calls it once.
+        self.total, self.callback = self.model._setup_learn(1 << 62, None, True, "ppo", False)
+        self.callback.on_training_start(locals(), globals())
+        self.iteration = 0
 
     def parts(self) -> dict[str, float]:
         env, model = self.env, self.model
@@ -101,10 +104,14 @@ class Ours:
 
     def round(self) -> tuple[float, int, dict[str, float]]:
         """CPU seconds, samples and the split of one rollout and its update."""
-        before, started = self.parts(), clock()
-        steps = self.model.num_timesteps
-        self.model.learn(self.n_steps, reset_num_timesteps=not self.started)
-        self.started = True
+        model, before, started = self.model, self.parts(), clock()
+        steps = model.num_timesteps
+        # One pass of the loop of MaskablePPO.learn: a rollout, the schedules, logs, update.
+        model.collect_rollouts(self.env, self.callback, model.rollout_buffer, model.n_steps)
+        self.iteration += 1
+        model._update_current_progress_remaining(model.num_timesteps, self.total)
+        model.dump_logs(self.iteration)
+        model.train()
         took = clock() - started
         split = {k: v - before[k] for k, v in self.parts().items()}
         split["glue"] = took - sum(split.values())
