@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import subprocess
 import sys
 import time
 import types
@@ -45,7 +46,8 @@ import numpy as np
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from agents.catalog import batched_heuristic  # noqa: E402
 from tablegym.vector import VectorGame, random_actions  # noqa: E402
@@ -55,11 +57,9 @@ from training.collector import (  # noqa: E402
     LEARNER,
     RANDOM,
     SNAPSHOT,
-    PoolStats,
-    SelfPlayVecEnv,
     parse_mix,
 )
-from training.train import Args, new_model  # noqa: E402
+from training.train import Args, ppo_settings  # noqa: E402
 
 GAMES = ("kingup", "updown", "kdk")
 PARTS = ("env", "random", "heuristic", "snapshot", "inference", "glue", "advantages", "update")
@@ -76,16 +76,22 @@ collector.time = types.SimpleNamespace(perf_counter=clock, monotonic=time.monoto
 
 
 class Ours:
-    """train.py's collector and SelfPlayPPO, one rollout and update per :meth:`round`."""
+    """train.py's collector and SelfPlayPPO, one rollout and update per :meth:`round`;
+    ``module`` is ``training.collector`` or an earlier version of it (:func:`collector_at`)."""
 
-    def __init__(self, args: Args):
+    def __init__(self, args: Args, module: types.ModuleType = collector):
         tables = args.table_options()
-        self.env = SelfPlayVecEnv(
-            args.game, tables, args.num_games, parse_mix(args.mix()), args.seed,
+        self.env = module.SelfPlayVecEnv(
+            args.game, tables, args.num_games, module.parse_mix(args.mix()), args.seed,
             batched_heuristic(args.game), args.backend,
-            pfsp=PoolStats(power=args.pfsp_power), concentration=args.mix_concentration,
+            pfsp=module.PoolStats(power=args.pfsp_power), concentration=args.mix_concentration,
         )  # fmt: skip
-        self.model = new_model(args, self.env, None)
+        # train.new_model, with this module's classes.
+        self.model = module.SelfPlayPPO(
+            "MlpPolicy", self.env, **ppo_settings(args),
+            policy_kwargs={"net_arch": args.layers()},
+            rollout_buffer_class=module.SeatRolloutBuffer, seed=args.seed, device="cpu",
+        )  # fmt: skip
         snapshot = copy.deepcopy(self.model.policy)
         snapshot.set_training_mode(False)
         self.env.add_snapshot(snapshot, args.pool_size)  # as the callback does at the start
@@ -355,10 +361,26 @@ class Floor:
         return end - started, self.n, split
 
 
-def measure(game: str, rounds: int, num_games: int) -> dict[str, dict]:
+def collector_at(commit: str) -> types.ModuleType:
+    """``training/collector.py`` as it was at ``commit``, imported beside today's."""
+    source = subprocess.run(
+        ["git", "show", f"{commit}:training/collector.py"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    module = sys.modules[f"collector_{commit}"] = types.ModuleType(f"collector_{commit}")
+    exec(compile(source, f"{commit}:training/collector.py", "exec"), module.__dict__)
+    module.time = collector.time  # the same clock
+    return module
+
+
+def measure(
+    game: str, rounds: int, num_games: int, before: types.ModuleType | None
+) -> dict[str, dict]:
     args = Args(game=game, num_games=num_games)
     lean = Lean(args)
     runners = {"ours": Ours(args), "lean": lean, "floor": Floor(args, lean)}
+    if before is not None:
+        runners = {"before": Ours(args, before), **runners}
     for runner in runners.values():
         runner.round()  # untimed: compilation, caches, torch's first calls
     totals = {who: {"seconds": 0.0, "samples": 0, "split": dict.fromkeys(PARTS, 0.0)}
@@ -376,23 +398,26 @@ def measure(game: str, rounds: int, num_games: int) -> dict[str, dict]:
 
 
 def report(results: dict[str, dict[str, dict]]) -> None:
-    print("\nsamples per CPU-second (one thread), and ours as a share of the lean loop and floor:")
-    print("| game | floor | lean | ours | ours / lean | ours / floor |")
-    print("|---|---|---|---|---|---|")
+    print("\nsamples per CPU-second (one thread); ours as a share of the lean loop and floor:")
+    print("| game | floor | lean | before | ours | before / lean | ours / lean | ours / floor |")
+    print("|---|---|---|---|---|---|---|---|")
     for game, totals in results.items():
         rate = {who: t["samples"] / t["seconds"] for who, t in totals.items()}
         floor, lean, ours = rate["floor"], rate["lean"], rate["ours"]
-        print(f"| {game} | {floor:,.0f} | {lean:,.0f} | {ours:,.0f} "
-              f"| {ours / lean:.2f} | {ours / floor:.2f} |")  # fmt: skip
+        before = rate.get("before", float("nan"))
+        print(f"| {game} | {floor:,.0f} | {lean:,.0f} | {before:,.0f} | {ours:,.0f} "
+              f"| {before / lean:.2f} | {ours / lean:.2f} | {ours / floor:.2f} |")  # fmt: skip
     print("\nmicroseconds of CPU per sample:")
     print("| game | loop | " + " | ".join(PARTS) + " | total |")
     print("|---|---|" + "---|" * (len(PARTS) + 1))
     for game, totals in results.items():
-        for who in ("lean", "ours"):
-            t = totals[who]
-            us = [1e6 * t["split"][p] / t["samples"] for p in PARTS]
-            cells = " | ".join(f"{x:.1f}" for x in us)
-            print(f"| {game} | {who} | {cells} | {1e6 * t['seconds'] / t['samples']:.1f} |")
+        for who in ("lean", "before", "ours"):
+            if who in totals:
+                t = totals[who]
+                us = [1e6 * t["split"][p] / t["samples"] for p in PARTS]
+                cells = " | ".join(f"{x:.1f}" for x in us)
+                total = 1e6 * t["seconds"] / t["samples"]
+                print(f"| {game} | {who} | {cells} | {total:.1f} |")
 
 
 def main() -> None:
@@ -400,6 +425,9 @@ def main() -> None:
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=GAMES)
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per loop and game")
     parser.add_argument("--num-games", type=int, default=256, help="games stepped together")
+    parser.add_argument(
+        "--before", default="", help="also measure training/collector.py of this commit"
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.num_games < 1:
         parser.error("--rounds and --num-games must be positive")
@@ -408,7 +436,8 @@ def main() -> None:
 
     numba.set_num_threads(1)
     torch.manual_seed(0)
-    results = {game: measure(game, args.rounds, args.num_games) for game in args.games}
+    before = collector_at(args.before) if args.before else None
+    results = {game: measure(game, args.rounds, args.num_games, before) for game in args.games}
     report(results)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 
 from tablegym.vector import random_actions
 from training.collector import (
@@ -144,6 +145,10 @@ def test_array_buffer_gives_the_loops_advantages_on_random_stream_layouts(seed):
         for got, want in zip(*batches):
             for name, a, b in zip(got._fields, got, want):
                 assert torch.equal(a, b), name
+        rows = rng.permutation(size)[:16]  # sb3-contrib's own minibatch, the same
+        theirs = MaskableRolloutBuffer._get_samples(new, rows)
+        for name, a, b in zip(theirs._fields, new._get_samples(rows), theirs):
+            assert a.dtype == b.dtype and torch.equal(a, b), name
 
 
 def test_a_stream_adds_one_decision_per_call():

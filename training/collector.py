@@ -33,7 +33,10 @@ import numpy as np
 import torch as th
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+from sb3_contrib.common.maskable.buffers import (
+    MaskableRolloutBuffer,
+    MaskableRolloutBufferSamples,
+)
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
@@ -561,6 +564,22 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         else:
             self.bootstrap[pos[open_]] = np.asarray(values)[open_]
         self.ends[np.asarray(streams, dtype=np.int64)] = -1
+
+    def _get_samples(  # type: ignore[override]
+        self, batch_inds: np.ndarray, env: Any = None
+    ) -> MaskableRolloutBufferSamples:
+        """sb3-contrib's minibatch: the same tensors, each copied once, not twice (its
+        ``to_torch`` copies what numpy's indexing has just copied)."""
+        data = (
+            self.observations[batch_inds],
+            self.actions[batch_inds],
+            self.values[batch_inds].flatten(),
+            self.log_probs[batch_inds].flatten(),
+            self.advantages[batch_inds].flatten(),
+            self.returns[batch_inds].flatten(),
+            self.action_masks[batch_inds].reshape(-1, self.mask_dims),
+        )
+        return MaskableRolloutBufferSamples(*(self.to_torch(x, copy=False) for x in data))
 
     def compute_returns_and_advantage(self, last_values: Any = None, dones: Any = None) -> None:
         """GAE along each stream, from the last sample back. A sample's successor in its
