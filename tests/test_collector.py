@@ -206,6 +206,20 @@ def test_the_policy_can_be_copied_while_collecting_after_an_update():
     assert model.num_timesteps == 192 and callback.copies > 3
 
 
+def test_kind_means_average_each_kinds_seats_per_game():
+    from training.collector import _kind_means
+
+    rng = np.random.default_rng(0)
+    kinds = rng.integers(-1, 8, size=(50, 6))  # -1: no seat; 4 and up: snapshots
+    returns = rng.normal(size=(50, 6))
+    means = _kind_means(returns, kinds)
+    for game in range(50):
+        for kind in range(5):
+            seats = kinds[game] >= 4 if kind == 4 else kinds[game] == kind
+            want = returns[game, seats].mean() if seats.any() else np.nan
+            np.testing.assert_allclose(means[game, kind], want, rtol=1e-12)
+
+
 def test_random_actions_are_legal_and_cover_the_legal_set():
     rng = np.random.default_rng(0)
     mask = np.zeros((2000, 5), bool)

@@ -125,8 +125,12 @@ class RunningRate:
     def record(self, outcomes: Any) -> None:
         """Fold in outcomes in [0, 1], one per game."""
         for x in np.asarray(outcomes, dtype=np.float64).tolist():
-            self.games += 1
-            self.rate += (x - self.rate) / min(self.games, self.window)
+            self.add(x)
+
+    def add(self, outcome: float) -> None:
+        """Fold in one game's outcome."""
+        self.games += 1
+        self.rate += (outcome - self.rate) / min(self.games, self.window)
 
 
 class PoolStats:
@@ -153,7 +157,7 @@ class PoolStats:
         """Outcomes (1: the entry beat the learner, 0: it lost, 0.5: a tie) of games with it."""
         for key, x in zip(np.asarray(keys).tolist(), np.asarray(outcomes).tolist()):
             if key in self.entries:
-                self.entries[key].record([x])
+                self.entries[key].add(x)
 
     def rate(self, key: int) -> float:
         return self.entries[key].rate
@@ -165,12 +169,15 @@ class PoolStats:
         return w / w.sum()
 
 
-def _mean_where(values: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """Row means of ``values`` over ``where`` (NaN for rows where nothing is selected)."""
+def _kind_means(returns: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """``(games, 5)``: per game the mean return of the seats of each kind, in the order of
+    the codes (learner, random, heuristic, fixed, then every snapshot together); NaN where a
+    game has no seat of that kind."""
+    kind = np.minimum(kinds, SNAPSHOT)  # -1: no such seat
+    where = kind[:, :, None] == np.arange(SNAPSHOT + 1)
     count = where.sum(axis=1)
-    total = np.where(where, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    total = np.where(where, returns[:, :, None], 0.0).sum(axis=1)
+    return np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
 
 
 def _beats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -190,12 +197,14 @@ class GameStats:
         """Fold in games: the learner's mean reward per game, each kind's (NaN: absent)."""
         self.reward += float(mine.sum())
         self.games += mine.size
-        for kind, rewards in theirs.items():
-            met = ~np.isnan(rewards)
-            if met.any():
+        rewards = np.stack(list(theirs.values()), axis=1)  # all kinds at once
+        met = ~np.isnan(rewards)
+        wins = np.where(met, _beats(mine[:, None], rewards), 0.0).sum(axis=0)
+        for kind, won, games in zip(theirs, wins.tolist(), met.sum(axis=0).tolist()):
+            if games:
                 total = self.wins.setdefault(kind, [0.0, 0])
-                total[0] += float(_beats(mine[met], rewards[met]).sum())
-                total[1] += int(met.sum())
+                total[0] += won
+                total[1] += games
 
     def take(self) -> tuple[float | None, dict[str, float]]:
         """The mean reward per game (None without games) and the win rate per kind met;
@@ -296,15 +305,16 @@ class SelfPlayVecEnv(VecEnv):
         uniform = self.rng.random((k, self.max_players))
         kinds = codes[(uniform[:, :, None] >= cdf[:, None, :-1]).sum(axis=2)]
         players = self.players[slots]
-        kinds[np.arange(k), self.rng.integers(0, players)] = LEARNER
+        learner = (self.rng.random(k) * players).astype(np.int64)  # uniform over the seats
+        kinds[np.arange(k), learner] = LEARNER
         kinds[np.arange(self.max_players) >= players[:, None]] = -1  # no such seat
         entries = np.full(k, -1, dtype=np.int64)
         met = (kinds == SNAPSHOT).any(axis=1)
         if self.snapshots and met.any():
             ids = np.array(list(self.snapshots), dtype=np.int64)
-            entries[met] = ids[
-                self.rng.choice(ids.size, size=int(met.sum()), p=self.pfsp.weights(ids))
-            ]
+            cdf = np.cumsum(self.pfsp.weights(ids))
+            drawn = np.searchsorted(cdf, self.rng.random(int(met.sum())) * cdf[-1], side="right")
+            entries[met] = ids[np.minimum(drawn, ids.size - 1)]
             kinds = np.where(kinds == SNAPSHOT, SNAPSHOT + entries[:, None], kinds)
         self.slot_snapshot[slots] = entries
         self.kinds[slots] = kinds
@@ -343,20 +353,18 @@ class SelfPlayVecEnv(VecEnv):
         average than that kind's seats (a tie counts one half): no winner rule is needed, and
         the measure is the same under every reward option.
         """
-        kinds, returns = self.kinds[slots], self.returns[slots]
-        mine = _mean_where(returns, kinds == LEARNER)
+        means = _kind_means(self.returns[slots], self.kinds[slots])
+        mine, theirs, fixed = means[:, LEARNER], means[:, SNAPSHOT], means[:, FIXED]
         entries = self.slot_snapshot[slots]
-        theirs = _mean_where(returns, kinds >= SNAPSHOT)
         met = entries >= 0
         if met.any():
             self.pfsp.record(entries[met], _beats(theirs[met], mine[met]))
-        fixed = _mean_where(returns, kinds == FIXED)
         met = ~np.isnan(fixed)
         if met.any():
             self.fixed_rate.record(_beats(mine[met], fixed[met]))
         self.game_stats.record(mine, {
-            "random": _mean_where(returns, kinds == RANDOM),
-            "heuristic": _mean_where(returns, kinds == HEURISTIC),
+            "random": means[:, RANDOM],
+            "heuristic": means[:, HEURISTIC],
             "pool": theirs,
             "fixed": fixed,
         })  # fmt: skip
