@@ -160,29 +160,42 @@ def test_a_stream_adds_one_decision_per_call():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_sampled_decisions_are_the_policys_own_bit_for_bit(seed):
+def test_sampled_decisions_follow_the_policy(seed):
     env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, parse_mix("self=1"), seed=0)
     model = SelfPlayPPO(
         "MlpPolicy", env, n_steps=64, batch_size=64, device="cpu", seed=seed,
         rollout_buffer_class=SeatRolloutBuffer, policy_kwargs={"net_arch": [16, 16]},
     )  # fmt: skip
     rng = np.random.default_rng(seed)
-    with torch.no_grad():  # sharper logits than a fresh network's, so that draws differ
-        for p in model.policy.parameters():
-            p.mul_(float(rng.uniform(1, 8)))
-    width = env.action_space.n
-    obs = torch.as_tensor(rng.random((300, env.observation_space.shape[0]), dtype=np.float32))
-    masks = rng.random((300, width)) < 0.3
-    masks[np.arange(300), rng.integers(width, size=300)] = True
-    torch.manual_seed(seed)
+    width, rows = env.action_space.n, 40
+    with torch.no_grad():  # uneven probabilities, unlike a fresh network's
+        model.policy.action_net.bias.copy_(torch.as_tensor(rng.normal(0, 2, width)))
+    obs = torch.as_tensor(rng.random((rows, env.observation_space.shape[0]), dtype=np.float32))
+    masks = rng.random((rows, width)) < 0.3
+    masks[np.arange(rows), rng.integers(width, size=rows)] = True
+    masks[0] = False
+    masks[0, 3] = True  # one legal action: always that one
+    draws = 3000
     with torch.no_grad():
-        expected = model.policy(obs, action_masks=masks)
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        got = sample_decisions(model.policy, obs, masks)
-    for name, want, have in zip(("actions", "values", "log_probs"), expected, got):
-        assert torch.equal(want, have), name
-    assert masks[np.arange(300), got[0].numpy()].all()
+        actions, values, log_probs = sample_decisions(
+            model.policy, obs.repeat(draws, 1), np.tile(masks, (draws, 1))
+        )
+        # The values and log-probabilities of sb3-contrib, bit for bit.
+        want_values, want_log_probs, _ = model.policy.evaluate_actions(
+            obs.repeat(draws, 1), actions, torch.as_tensor(np.tile(masks, (draws, 1)))
+        )
+        probs = model.policy.get_distribution(obs, action_masks=masks).distribution.probs
+    assert torch.equal(values, want_values) and torch.equal(log_probs, want_log_probs)
+    chosen = actions.numpy().reshape(draws, rows)
+    assert masks[np.arange(rows), chosen].all() and (chosen[:, 0] == 3).all()
+    # Each action as often as its probability: Pearson's chi-square of the draws within six
+    # standard deviations of its mean (a temperature of 0.9 gives three times the mean).
+    freq = np.stack([(chosen == a).mean(axis=0) for a in range(width)], axis=1)
+    p = probs.numpy()
+    legal = p > 1e-6
+    chi2 = (draws * (freq - p) ** 2 / np.where(legal, p, 1))[legal].sum()
+    dof = legal.sum() - rows
+    assert chi2 < dof + 6 * np.sqrt(2 * dof)
 
 
 def test_the_policy_can_be_copied_while_collecting_after_an_update():

@@ -91,11 +91,13 @@ def policy_actions(
 def sample_decisions(
     policy: Any, obs: th.Tensor, masks: np.ndarray
 ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-    """``policy(obs, action_masks=masks)`` of a maskable ``MlpPolicy`` over a discrete action
-    space: (actions, values, log-probabilities), the same numbers and the same draws from
-    torch's generator, without the distribution objects (sb3-contrib builds three
-    ``Categorical`` per call, each checking its arguments: together they cost as much as
-    the network on the learner's rows of a tick)."""
+    """What ``policy(obs, action_masks=masks)`` of a maskable ``MlpPolicy`` over a discrete
+    action space gives: (actions, values, log-probabilities), the values and log-probabilities
+    of sb3-contrib bit for bit, the actions drawn from the same probabilities by Gumbel-max
+    from torch's generator (another sequence of draws than its ``torch.multinomial``). No
+    distribution objects: sb3-contrib builds three ``Categorical`` per call, each checking
+    its arguments, and those and ``multinomial`` cost as much as the network on the learner's
+    rows of a tick (benchmarks/bench_lean.py)."""
     features = policy.extract_features(obs)
     if policy.share_features_extractor:
         latent_pi, latent_vf = policy.mlp_extractor(features)
@@ -103,13 +105,16 @@ def sample_decisions(
         latent_pi = policy.mlp_extractor.forward_actor(features[0])
         latent_vf = policy.mlp_extractor.forward_critic(features[1])
     logits = _normalised(policy.action_net(latent_pi))
-    # MaskableCategorical: the normalised logits, those masked out at -1e8, normalised again;
-    # Categorical then samples from their softmax with torch.multinomial.
+    # MaskableCategorical: the normalised logits, those masked out at -1e8, normalised again.
     masks = th.as_tensor(masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
     huge_neg = th.tensor(-1e8, dtype=logits.dtype, device=logits.device)
     logits = _normalised(th.where(masks, logits, huge_neg))
-    actions = th.multinomial(logits.softmax(dim=-1), 1, True)
-    return actions.flatten(), policy.value_net(latent_vf), logits.gather(-1, actions).flatten()
+    # Uniforms kept above zero, so that every Gumbel noise is finite and a masked action
+    # (-1e8) never wins.
+    uniform = th.rand_like(logits).clamp_(min=th.finfo(logits.dtype).tiny)
+    actions = (logits - th.log(-th.log(uniform))).argmax(dim=-1)
+    log_probs = logits.gather(-1, actions[:, None]).flatten()
+    return actions, policy.value_net(latent_vf), log_probs
 
 
 def _normalised(logits: th.Tensor) -> th.Tensor:
