@@ -668,13 +668,14 @@ class SelfPlayPPO(MaskablePPO):
             actions = np.zeros(env.num_envs, dtype=np.int64)
             if rows.size:
                 started = time.perf_counter()
+                obs, mask = env.obs[rows], env.mask[rows]  # gathered once: torch, then buffer
                 with th.no_grad():
-                    obs = th.as_tensor(env.obs[rows], device=self.device)
-                    act, values, log_probs = sample_decisions(self.policy, obs, env.mask[rows])
-                    act, values, log_probs = act.cpu(), values.cpu(), log_probs.cpu()
+                    tensor = th.as_tensor(obs, device=self.device)
+                    decided = sample_decisions(self.policy, tensor, mask)
+                act, values, log_probs = (x.cpu().numpy().ravel() for x in decided)
                 self.seconds["inference"] += time.perf_counter() - started
-                actions[rows] = act.numpy()
-                kept = self._record(env, rollout_buffer, rows, act, values.flatten(), log_probs)
+                actions[rows] = act
+                kept = self._record(env, rollout_buffer, rows, obs, mask, act, values, log_probs)
                 self.num_timesteps += kept
             env.step_async(actions)
             env.step_wait()
@@ -694,25 +695,21 @@ class SelfPlayPPO(MaskablePPO):
         env: SelfPlayVecEnv,
         buffer: SeatRolloutBuffer,
         rows: np.ndarray,
-        actions: th.Tensor,
-        values: th.Tensor,
-        log_probs: th.Tensor,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        actions: np.ndarray,
+        values: np.ndarray,
+        log_probs: np.ndarray,
     ) -> int:
-        """Store the learner's decisions that fit; cut the streams of those that do not."""
+        """Store the learner's decisions (of ``rows``) that fit; cut the streams of those
+        that do not."""
         keep = min(rows.size, buffer.space())
         streams = env.stream_ids(rows)
-        values_np = values.numpy()
         if keep < rows.size:
             # The decision is made but not stored: its stream ends here, valued at this point.
-            buffer.close_streams(streams[keep:], values_np[keep:])
-        rows = rows[:keep]
+            buffer.close_streams(streams[keep:], values[keep:])
         buffer.add_decisions(
-            env.obs[rows],
-            actions.numpy()[:keep],
-            values_np[:keep],
-            log_probs.numpy()[:keep],
-            env.mask[rows],
-            streams[:keep],
+            obs[:keep], actions[:keep], values[:keep], log_probs[:keep], mask[:keep], streams[:keep]
         )
         return keep
 
