@@ -92,33 +92,29 @@ def sample_decisions(
     policy: Any, obs: th.Tensor, masks: np.ndarray
 ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
     """What ``policy(obs, action_masks=masks)`` of a maskable ``MlpPolicy`` over a discrete
-    action space gives: (actions, values, log-probabilities), the values and log-probabilities
-    of sb3-contrib bit for bit, the actions drawn from the same probabilities by Gumbel-max
-    from torch's generator (another sequence of draws than its ``torch.multinomial``). No
-    distribution objects: sb3-contrib builds three ``Categorical`` per call, each checking
-    its arguments, and those and ``multinomial`` cost as much as the network on the learner's
-    rows of a tick (benchmarks/bench_lean.py)."""
+    action space gives: (actions, values, log-probabilities). The values are sb3-contrib's bit
+    for bit; the log-probabilities are its masked ones to within a few float32 roundings (one
+    ``log_softmax`` where ``MaskableCategorical`` normalises twice); the actions are drawn
+    from the same probabilities by Gumbel-max from torch's generator (another sequence of
+    draws than its ``torch.multinomial``). No distribution objects: sb3-contrib builds three
+    ``Categorical`` per call, each checking its arguments, and those, ``multinomial`` and the
+    double normalisation cost as much as the network on the learner's rows of a tick
+    (benchmarks/bench_lean.py)."""
     features = policy.extract_features(obs)
     if policy.share_features_extractor:
         latent_pi, latent_vf = policy.mlp_extractor(features)
     else:
         latent_pi = policy.mlp_extractor.forward_actor(features[0])
         latent_vf = policy.mlp_extractor.forward_critic(features[1])
-    logits = _normalised(policy.action_net(latent_pi))
-    # MaskableCategorical: the normalised logits, those masked out at -1e8, normalised again.
+    logits = policy.action_net(latent_pi)
     masks = th.as_tensor(masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
-    huge_neg = th.tensor(-1e8, dtype=logits.dtype, device=logits.device)
-    logits = _normalised(th.where(masks, logits, huge_neg))
+    logits = logits.masked_fill(~masks, -1e8).log_softmax(dim=-1)  # MaskableCategorical's fill
     # Uniforms kept above zero, so that every Gumbel noise is finite and a masked action
     # (-1e8) never wins.
     uniform = th.rand_like(logits).clamp_(min=th.finfo(logits.dtype).tiny)
     actions = (logits - th.log(-th.log(uniform))).argmax(dim=-1)
     log_probs = logits.gather(-1, actions[:, None]).flatten()
     return actions, policy.value_net(latent_vf), log_probs
-
-
-def _normalised(logits: th.Tensor) -> th.Tensor:
-    return logits - logits.logsumexp(dim=-1, keepdim=True)  # as torch's Categorical does
 
 
 class RunningRate:
