@@ -395,6 +395,12 @@ def measure(
             for part, s in split.items():
                 total["split"][part] += s
             print(f"  {game} round {r} {who:5}: {samples / took:8,.0f} samples/CPU-s", flush=True)
+    env = runners["ours"].env
+    totals["ours"]["us_per_decision"] = {
+        k: 1e6 * env.seconds[k] / env.decisions[k]
+        for k in ("random", "heuristic", "snapshot")
+        if env.decisions[k]
+    }
     return totals
 
 
@@ -419,6 +425,10 @@ def report(results: dict[str, dict[str, dict]]) -> None:
                 cells = " | ".join(f"{x:.1f}" for x in us)
                 total = 1e6 * t["seconds"] / t["samples"]
                 print(f"| {game} | {who} | {cells} | {total:.1f} |")
+    print("\nours: microseconds of CPU per opponent decision (batched calls):")
+    for game, totals in results.items():
+        costs = totals["ours"]["us_per_decision"]
+        print(f"  {game}: " + ", ".join(f"{k} {v:.1f}" for k, v in costs.items()))
 
 
 def main() -> None:
