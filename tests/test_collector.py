@@ -234,6 +234,19 @@ def test_kind_means_average_each_kinds_seats_per_game():
             np.testing.assert_allclose(means[game, kind], want, rtol=1e-12)
 
 
+def test_seats_are_dealt_to_the_players_of_each_table_only():
+    mix = parse_mix("self=0.3,random=0.7")
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}, {"num_players": 4}], 400, mix, seed=0)
+    env.reset()
+    for _ in range(3):  # new deals of finished games too
+        env._deal_kinds(np.arange(0, env.num_envs, 3))
+        two, four = env.kinds[:200], env.kinds[200:]
+        assert (two[:, 2:] == -1).all() and (two[:, :2] >= 0).all() and (four >= 0).all()
+        assert ((env.kinds == 0).sum(axis=1) >= 1).all()  # a learner seat in every game
+        share = (env.kinds == 1).sum() / (env.kinds >= 0).sum()
+        assert 0.4 < share < 0.65  # random seats: 0.7 of the seats that are not the learner's
+
+
 def test_random_actions_are_legal_and_cover_the_legal_set():
     rng = np.random.default_rng(0)
     mask = np.zeros((2000, 5), bool)

@@ -298,8 +298,9 @@ class SelfPlayVecEnv(VecEnv):
         p = np.broadcast_to(weights, (k, len(names)))
         if self.concentration > 0 and len(names) > 1:
             p = self.rng.dirichlet(self.concentration * weights, size=k)
-            bad = ~np.isfinite(p).all(axis=1) | ~(p.sum(axis=1) > 0)  # underflow of tiny weights
-            p[bad] = weights
+            bad = ~(p.sum(axis=1) > 0)  # NaN or zeros: underflow of tiny weights
+            if bad.any():
+                p[bad] = weights
         cdf = np.cumsum(p, axis=1)
         cdf /= cdf[:, -1:]
         # Generator.choice with p: the first kind whose cumulative weight exceeds a uniform.
@@ -308,7 +309,8 @@ class SelfPlayVecEnv(VecEnv):
         players = self.players[slots]
         learner = (self.rng.random(k) * players).astype(np.int64)  # uniform over the seats
         kinds[np.arange(k), learner] = LEARNER
-        kinds[np.arange(self.max_players) >= players[:, None]] = -1  # no such seat
+        if players.min() < self.max_players:  # tables of fewer players: no such seats
+            kinds[np.arange(self.max_players) >= players[:, None]] = -1
         entries = np.full(k, -1, dtype=np.int64)
         met = (kinds == SNAPSHOT).any(axis=1)
         if self.snapshots and met.any():
