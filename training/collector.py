@@ -33,7 +33,10 @@ import numpy as np
 import torch as th
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+from sb3_contrib.common.maskable.buffers import (
+    MaskableRolloutBuffer,
+    MaskableRolloutBufferSamples,
+)
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
@@ -85,6 +88,35 @@ def policy_actions(
     return logits.argmax(axis=1)
 
 
+def sample_decisions(
+    policy: Any, obs: th.Tensor, masks: np.ndarray
+) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+    """What ``policy(obs, action_masks=masks)`` of a maskable ``MlpPolicy`` over a discrete
+    action space gives: (actions, values, log-probabilities). The values are sb3-contrib's bit
+    for bit; the log-probabilities are its masked ones to within a few float32 roundings (one
+    ``log_softmax`` where ``MaskableCategorical`` normalises twice); the actions are drawn
+    from the same probabilities by Gumbel-max from torch's generator (another sequence of
+    draws than its ``torch.multinomial``). No distribution objects: sb3-contrib builds three
+    ``Categorical`` per call, each checking its arguments, and those, ``multinomial`` and the
+    double normalisation cost as much as the network on the learner's rows of a tick
+    (benchmarks/bench_lean.py)."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        latent_pi = policy.mlp_extractor.forward_actor(features[0])
+        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    logits = policy.action_net(latent_pi)
+    masks = th.as_tensor(masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
+    logits = logits.masked_fill(~masks, -1e8).log_softmax(dim=-1)  # MaskableCategorical's fill
+    # Uniforms kept above zero, so that every Gumbel noise is finite and a masked action
+    # (-1e8) never wins.
+    uniform = th.rand_like(logits).clamp_(min=th.finfo(logits.dtype).tiny)
+    actions = (logits - th.log(-th.log(uniform))).argmax(dim=-1)
+    log_probs = logits.gather(-1, actions[:, None]).flatten()
+    return actions, policy.value_net(latent_vf), log_probs
+
+
 class RunningRate:
     """A rate over the last ``window`` outcomes (a running mean once that many were seen)."""
 
@@ -94,8 +126,12 @@ class RunningRate:
     def record(self, outcomes: Any) -> None:
         """Fold in outcomes in [0, 1], one per game."""
         for x in np.asarray(outcomes, dtype=np.float64).tolist():
-            self.games += 1
-            self.rate += (x - self.rate) / min(self.games, self.window)
+            self.add(x)
+
+    def add(self, outcome: float) -> None:
+        """Fold in one game's outcome."""
+        self.games += 1
+        self.rate += (outcome - self.rate) / min(self.games, self.window)
 
 
 class PoolStats:
@@ -122,7 +158,7 @@ class PoolStats:
         """Outcomes (1: the entry beat the learner, 0: it lost, 0.5: a tie) of games with it."""
         for key, x in zip(np.asarray(keys).tolist(), np.asarray(outcomes).tolist()):
             if key in self.entries:
-                self.entries[key].record([x])
+                self.entries[key].add(x)
 
     def rate(self, key: int) -> float:
         return self.entries[key].rate
@@ -134,12 +170,15 @@ class PoolStats:
         return w / w.sum()
 
 
-def _mean_where(values: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """Row means of ``values`` over ``where`` (NaN for rows where nothing is selected)."""
+def _kind_means(returns: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+    """``(games, 5)``: per game the mean return of the seats of each kind, in the order of
+    the codes (learner, random, heuristic, fixed, then every snapshot together); NaN where a
+    game has no seat of that kind."""
+    kind = np.minimum(kinds, SNAPSHOT)  # -1: no such seat
+    where = kind[:, :, None] == np.arange(SNAPSHOT + 1)
     count = where.sum(axis=1)
-    total = np.where(where, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    total = np.where(where, returns[:, :, None], 0.0).sum(axis=1)
+    return np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
 
 
 def _beats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -159,12 +198,14 @@ class GameStats:
         """Fold in games: the learner's mean reward per game, each kind's (NaN: absent)."""
         self.reward += float(mine.sum())
         self.games += mine.size
-        for kind, rewards in theirs.items():
-            met = ~np.isnan(rewards)
-            if met.any():
+        rewards = np.stack(list(theirs.values()), axis=1)  # all kinds at once
+        met = ~np.isnan(rewards)
+        wins = np.where(met, _beats(mine[:, None], rewards), 0.0).sum(axis=0)
+        for kind, won, games in zip(theirs, wins.tolist(), met.sum(axis=0).tolist()):
+            if games:
                 total = self.wins.setdefault(kind, [0.0, 0])
-                total[0] += float(_beats(mine[met], rewards[met]).sum())
-                total[1] += int(met.sum())
+                total[0] += won
+                total[1] += games
 
     def take(self) -> tuple[float | None, dict[str, float]]:
         """The mean reward per game (None without games) and the win rate per kind met;
@@ -249,25 +290,37 @@ class SelfPlayVecEnv(VecEnv):
         """
         names = [k for k, w in self.mix.items() if w > 0]
         weights = np.array([self.mix[k] for k in names])
-        ids = np.array(list(self.snapshots), dtype=np.int64)
-        pfsp = self.pfsp.weights(ids) if ids.size else None
+        codes = np.array([self._code(k) for k in names], dtype=np.int64)
         self.returns[slots] = 0.0
-        for slot in slots.tolist():
-            n = int(self.players[slot])
-            p = weights
-            if self.concentration > 0 and len(names) > 1:
-                p = self.rng.dirichlet(self.concentration * weights)
-                if not np.isfinite(p).all() or p.sum() <= 0:  # underflow of tiny weights
-                    p = weights
-            drawn = self.rng.choice(len(names), size=n, p=p / p.sum())
-            codes = [self._code(names[d]) for d in drawn]
-            codes[int(self.rng.integers(n))] = LEARNER
-            entry = -1
-            if pfsp is not None and SNAPSHOT in codes:
-                entry = int(ids[self.rng.choice(ids.size, p=pfsp)])
-                codes = [SNAPSHOT + entry if c == SNAPSHOT else c for c in codes]
-            self.slot_snapshot[slot] = entry
-            self.kinds[slot, :n] = codes
+        k = slots.size
+        # All games at once (one generator call per draw, not per game: the same
+        # distributions as drawing game by game, another sequence of numbers).
+        p = np.broadcast_to(weights, (k, len(names)))
+        if self.concentration > 0 and len(names) > 1:
+            p = self.rng.dirichlet(self.concentration * weights, size=k)
+            bad = ~(p.sum(axis=1) > 0)  # NaN or zeros: underflow of tiny weights
+            if bad.any():
+                p[bad] = weights
+        cdf = np.cumsum(p, axis=1)
+        cdf /= cdf[:, -1:]
+        # Generator.choice with p: the first kind whose cumulative weight exceeds a uniform.
+        uniform = self.rng.random((k, self.max_players))
+        kinds = codes[(uniform[:, :, None] >= cdf[:, None, :-1]).sum(axis=2)]
+        players = self.players[slots]
+        learner = (self.rng.random(k) * players).astype(np.int64)  # uniform over the seats
+        kinds[np.arange(k), learner] = LEARNER
+        if players.min() < self.max_players:  # tables of fewer players: no such seats
+            kinds[np.arange(self.max_players) >= players[:, None]] = -1
+        entries = np.full(k, -1, dtype=np.int64)
+        met = (kinds == SNAPSHOT).any(axis=1)
+        if self.snapshots and met.any():
+            ids = np.array(list(self.snapshots), dtype=np.int64)
+            cdf = np.cumsum(self.pfsp.weights(ids))
+            drawn = np.searchsorted(cdf, self.rng.random(int(met.sum())) * cdf[-1], side="right")
+            entries[met] = ids[np.minimum(drawn, ids.size - 1)]
+            kinds = np.where(kinds == SNAPSHOT, SNAPSHOT + entries[:, None], kinds)
+        self.slot_snapshot[slots] = entries
+        self.kinds[slots] = kinds
 
     def _code(self, name: str) -> int:
         if name == "self" or (name == "snapshot" and not self.snapshots):
@@ -308,20 +361,18 @@ class SelfPlayVecEnv(VecEnv):
         average than that kind's seats (a tie counts one half): no winner rule is needed, and
         the measure is the same under every reward option.
         """
-        kinds, returns = self.kinds[slots], self.returns[slots]
-        mine = _mean_where(returns, kinds == LEARNER)
+        means = _kind_means(self.returns[slots], self.kinds[slots])
+        mine, theirs, fixed = means[:, LEARNER], means[:, SNAPSHOT], means[:, FIXED]
         entries = self.slot_snapshot[slots]
-        theirs = _mean_where(returns, kinds >= SNAPSHOT)
         met = entries >= 0
         if met.any():
             self.pfsp.record(entries[met], _beats(theirs[met], mine[met]))
-        fixed = _mean_where(returns, kinds == FIXED)
         met = ~np.isnan(fixed)
         if met.any():
             self.fixed_rate.record(_beats(mine[met], fixed[met]))
         self.game_stats.record(mine, {
-            "random": _mean_where(returns, kinds == RANDOM),
-            "heuristic": _mean_where(returns, kinds == HEURISTIC),
+            "random": means[:, RANDOM],
+            "heuristic": means[:, HEURISTIC],
             "pool": theirs,
             "fixed": fixed,
         })  # fmt: skip
@@ -358,17 +409,14 @@ class SelfPlayVecEnv(VecEnv):
             start += t.num_games
         self.seconds_env += time.perf_counter() - started
         obs, mask, seat, rewards, done = zip(*outs)
-        self.obs, self.mask, self.seat = (
-            np.concatenate(obs),
-            np.concatenate(mask),
-            np.concatenate(seat),
-        )
+        join = np.concatenate if len(outs) > 1 else lambda parts: parts[0]  # fresh arrays
+        self.obs, self.mask, self.seat = join(obs), join(mask), join(seat)
         self.seat_rewards[:] = 0
         start = 0
         for r in rewards:
             self.seat_rewards[start : start + len(r), : r.shape[1]] = r
             start += len(r)
-        self.done = np.concatenate(done)
+        self.done = join(done)
         self.returns += self.seat_rewards
         if self.done.any():
             ended = np.flatnonzero(self.done)
@@ -436,6 +484,11 @@ class SelfPlayVecEnv(VecEnv):
         return [seed] * self.num_envs
 
 
+# The arrays of MaskableRolloutBuffer that SeatRolloutBuffer keeps from rollout to rollout.
+_REUSED = ("observations", "actions", "rewards", "returns", "episode_starts", "values",
+           "log_probs", "advantages", "action_masks")  # fmt: skip
+
+
 class SeatRolloutBuffer(MaskableRolloutBuffer):
     """A flat buffer of learner decisions whose GAE follows each (slot, seat) stream.
 
@@ -449,14 +502,38 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         super().__init__(buffer_size, *args, n_envs=1, **kwargs)
 
     def reset(self) -> None:
-        super().reset()
+        # SB3 allocates every array anew for each rollout, and the first writes to fresh
+        # pages cost more than the writes (the observations alone are megabytes); here each
+        # rollout reuses the first one's arrays. Nothing is read before it is written again:
+        # add_decisions writes every field of a sample (the reward too), GAE every advantage.
+        if getattr(self, "_arrays", None) is None:
+            super().reset()
+            self._arrays = {name: self.__dict__[name] for name in _REUSED}
+        else:
+            self.__dict__.update(self._arrays)  # get() replaced them by flattened views
+            self.pos, self.full, self.generator_ready = 0, False, False
         self.next_pos = np.full(self.buffer_size, -1, dtype=np.int64)
         self.terminal = np.zeros(self.buffer_size, dtype=bool)
         self.bootstrap = np.zeros(self.buffer_size, dtype=np.float32)
-        self.last: dict[int, int] = {}  # open stream id -> its last sample
+        # Per stream id its last sample while the stream is open, else -1 (grown on demand).
+        self.ends = np.full(0, -1, dtype=np.int64)
+        self.added: list[tuple[int, int]] = []  # (start, stop) of each add_decisions call
 
     def space(self) -> int:
         return self.buffer_size - self.pos
+
+    def open_streams(self) -> np.ndarray:
+        """The ids of the streams still open, ascending."""
+        return np.flatnonzero(self.ends >= 0)
+
+    def _ends_of(self, streams: np.ndarray) -> np.ndarray:
+        """The last sample of each stream (-1: closed or never seen); makes room for new ids."""
+        streams = np.asarray(streams, dtype=np.int64)
+        if streams.size and streams.max() >= self.ends.size:
+            grown = np.full(max(2 * self.ends.size, int(streams.max()) + 1), -1, dtype=np.int64)
+            grown[: self.ends.size] = self.ends
+            self.ends = grown
+        return self.ends[streams]
 
     def add_decisions(
         self,
@@ -467,56 +544,74 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         masks: np.ndarray,
         streams: np.ndarray,
     ) -> None:
-        """Append one sample per row, linking each to its stream's previous sample."""
+        """Append one sample per row, linking each to its stream's previous sample; a stream
+        decides at most once per call (one seat of a game acts at a time)."""
         k = len(obs)
-        at = np.arange(self.pos, self.pos + k)
+        if np.unique(streams).size != k:
+            raise ValueError("add_decisions: a stream may add one decision per call")
+        at = slice(self.pos, self.pos + k)
         self.observations[at, 0] = obs
         self.actions[at, 0, 0] = actions
         self.values[at, 0] = values
         self.log_probs[at, 0] = log_probs
         self.action_masks[at, 0] = masks
         self.rewards[at, 0] = 0.0
-        last = self.last
-        for pos, stream in zip(at.tolist(), streams.tolist()):
-            prev = last.get(stream)
-            if prev is not None:
-                self.next_pos[prev] = pos
-            last[stream] = pos
+        at = np.arange(self.pos, self.pos + k)
+        prev = self._ends_of(streams)
+        linked = prev >= 0
+        self.next_pos[prev[linked]] = at[linked]
+        self.ends[streams] = at
+        self.added.append((self.pos, self.pos + k))
         self.pos += k
         self.full = self.pos == self.buffer_size
 
     def credit(self, streams: np.ndarray, rewards: np.ndarray) -> None:
         """Add each stream's reward to its last sample (rewards of closed streams are dropped)."""
-        for stream, reward in zip(streams.tolist(), rewards.tolist()):
-            pos = self.last.get(stream)
-            if pos is not None:
-                self.rewards[pos, 0] += reward
+        pos = self._ends_of(streams)
+        open_ = pos >= 0
+        np.add.at(self.rewards[:, 0], pos[open_], np.asarray(rewards)[open_])
 
     def close_streams(self, streams: np.ndarray, values: np.ndarray | None = None) -> None:
         """End streams: at their game's end (no ``values``) or cut, bootstrapping ``values``."""
-        for i, stream in enumerate(streams.tolist()):
-            pos = self.last.pop(stream, None)
-            if pos is None:
-                continue
-            if values is None:
-                self.terminal[pos] = True
-            else:
-                self.bootstrap[pos] = values[i]
+        pos = self._ends_of(streams)
+        open_ = pos >= 0
+        if values is None:
+            self.terminal[pos[open_]] = True
+        else:
+            self.bootstrap[pos[open_]] = np.asarray(values)[open_]
+        self.ends[np.asarray(streams, dtype=np.int64)] = -1
+
+    def _get_samples(  # type: ignore[override]
+        self, batch_inds: np.ndarray, env: Any = None
+    ) -> MaskableRolloutBufferSamples:
+        """sb3-contrib's minibatch: the same tensors, each copied once, not twice (its
+        ``to_torch`` copies what numpy's indexing has just copied)."""
+        data = (
+            self.observations[batch_inds],
+            self.actions[batch_inds],
+            self.values[batch_inds].flatten(),
+            self.log_probs[batch_inds].flatten(),
+            self.advantages[batch_inds].flatten(),
+            self.returns[batch_inds].flatten(),
+            self.action_masks[batch_inds].reshape(-1, self.mask_dims),
+        )
+        return MaskableRolloutBufferSamples(*(self.to_torch(x, copy=False) for x in data))
 
     def compute_returns_and_advantage(self, last_values: Any = None, dones: Any = None) -> None:
-        """GAE along each stream, from the last sample back (successors come later)."""
+        """GAE along each stream, from the last sample back. A sample's successor in its
+        stream was added by a later call, so each call's samples are computed at once, the
+        last call's first: the same float32 operations, in the same order, as one sample at a
+        time (tests/test_collector.py holds that loop and compares)."""
         gamma, lam = self.gamma, self.gae_lambda
         values, rewards = self.values[:, 0], self.rewards[:, 0]
         adv = np.zeros(self.buffer_size, dtype=np.float32)
-        for pos in range(self.buffer_size - 1, -1, -1):
-            nxt = self.next_pos[pos]
-            if nxt >= 0:
-                delta = rewards[pos] + gamma * values[nxt] - values[pos]
-                adv[pos] = delta + gamma * lam * adv[nxt]
-            elif self.terminal[pos]:
-                adv[pos] = rewards[pos] - values[pos]
-            else:
-                adv[pos] = rewards[pos] + gamma * self.bootstrap[pos] - values[pos]
+        for start, stop in reversed(self.added):
+            nxt, r, v = self.next_pos[start:stop], rewards[start:stop], values[start:stop]
+            chained = r + gamma * values[nxt] - v + gamma * lam * adv[nxt]
+            ended = np.where(
+                self.terminal[start:stop], r - v, r + gamma * self.bootstrap[start:stop] - v
+            )
+            adv[start:stop] = np.where(nxt >= 0, chained, ended)
         self.advantages[:, 0] = adv
         self.returns = self.advantages + self.values
 
@@ -564,9 +659,6 @@ class SelfPlayPPO(MaskablePPO):
             self.logger.record("train/ent_coef", self.ent_coef)
         if self.learner is None:
             super().train()
-            # The update leaves its last minibatch's graph in the policy's distribution; a
-            # snapshot (deepcopy) taken before the next forward pass would fail on it.
-            self.policy.action_dist.distribution = None
         else:
             from training.learner import settle
 
@@ -583,6 +675,10 @@ class SelfPlayPPO(MaskablePPO):
         use_masking: bool = True,
     ) -> bool:
         self.policy.set_training_mode(False)
+        # The update leaves its last minibatch's distribution on the policy, tensors in
+        # autograd's graph that deepcopy (snapshots, the league) refuses; sb3-contrib's own
+        # forward pass replaced it at the first decision, sample_decisions makes none.
+        self.policy.action_dist.distribution = None
         rollout_buffer.reset()
         callback.on_rollout_start()
         if self.collectors is not None:
@@ -592,13 +688,14 @@ class SelfPlayPPO(MaskablePPO):
             actions = np.zeros(env.num_envs, dtype=np.int64)
             if rows.size:
                 started = time.perf_counter()
+                obs, mask = env.obs[rows], env.mask[rows]  # gathered once: torch, then buffer
                 with th.no_grad():
-                    obs = th.as_tensor(env.obs[rows], device=self.device)
-                    act, values, log_probs = self.policy(obs, action_masks=env.mask[rows])
-                    act, values, log_probs = act.cpu(), values.cpu(), log_probs.cpu()
+                    tensor = th.as_tensor(obs, device=self.device)
+                    decided = sample_decisions(self.policy, tensor, mask)
+                act, values, log_probs = (x.cpu().numpy().ravel() for x in decided)
                 self.seconds["inference"] += time.perf_counter() - started
-                actions[rows] = act.numpy()
-                kept = self._record(env, rollout_buffer, rows, act, values.flatten(), log_probs)
+                actions[rows] = act
+                kept = self._record(env, rollout_buffer, rows, obs, mask, act, values, log_probs)
                 self.num_timesteps += kept
             env.step_async(actions)
             env.step_wait()
@@ -633,25 +730,21 @@ class SelfPlayPPO(MaskablePPO):
         env: SelfPlayVecEnv,
         buffer: SeatRolloutBuffer,
         rows: np.ndarray,
-        actions: th.Tensor,
-        values: th.Tensor,
-        log_probs: th.Tensor,
+        obs: np.ndarray,
+        mask: np.ndarray,
+        actions: np.ndarray,
+        values: np.ndarray,
+        log_probs: np.ndarray,
     ) -> int:
-        """Store the learner's decisions that fit; cut the streams of those that do not."""
+        """Store the learner's decisions (of ``rows``) that fit; cut the streams of those
+        that do not."""
         keep = min(rows.size, buffer.space())
         streams = env.stream_ids(rows)
-        values_np = values.numpy()
         if keep < rows.size:
             # The decision is made but not stored: its stream ends here, valued at this point.
-            buffer.close_streams(streams[keep:], values_np[keep:])
-        rows = rows[:keep]
+            buffer.close_streams(streams[keep:], values[keep:])
         buffer.add_decisions(
-            env.obs[rows],
-            actions.numpy()[:keep],
-            values_np[:keep],
-            log_probs.numpy()[:keep],
-            env.mask[rows],
-            streams[:keep],
+            obs[:keep], actions[:keep], values[:keep], log_probs[:keep], mask[:keep], streams[:keep]
         )
         return keep
 
@@ -667,7 +760,7 @@ class SelfPlayPPO(MaskablePPO):
 
     def _bootstrap(self, env: SelfPlayVecEnv, buffer: SeatRolloutBuffer) -> None:
         """Value the streams still open when the buffer is full from what their seats see."""
-        streams = np.array(sorted(buffer.last), dtype=np.int64)
+        streams = buffer.open_streams()
         if streams.size:
             with th.no_grad():
                 obs = th.as_tensor(env.observe_streams(streams), device=self.device)
