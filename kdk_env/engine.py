@@ -1,4 +1,4 @@
-"""KdK batched engine: B games in one int64 array, stepped by numba kernels.
+"""KdK batched engine: B games in one int32 array, stepped by numba kernels.
 
 The contract (``setup``, ``deal``, ``refresh``, ``step``, ``observe``, ``to_state``,
 ``from_state``, ``random_play``) is in :mod:`tablegym.vector.engine`; use it through
@@ -9,8 +9,9 @@ offsets and affine map), and ``tests/test_kdk_engine.py`` replays games through 
 compares masks, observations, rewards and states at every step. Every level (8, 9, 10) and
 deck mode is implemented.
 
-State of one game: one row of ``NUM_COLUMNS`` int64 columns; seats beyond ``num_players``
-hold 0. Flags are 0/1. A pile or stack is a length column plus fixed-size storage, bottom
+State of one game: one row of ``NUM_COLUMNS`` int32 columns (``STATE_DTYPE``; the per-row
+functions take int64 rows too, as ``from_state`` makes them); seats beyond ``num_players`` hold
+0. Flags are 0/1. A pile or stack is a length column plus fixed-size storage, bottom
 first (a draw pile's top card is its last one, as in ``rules.State.draw``). Per-game
 generator: one uint64 xorshift64* state in ``rngs``; every shuffle is Fisher-Yates on it.
 
@@ -150,6 +151,9 @@ SWAPPED = SLOT_OLD + P * S
 DRAW = SWAPPED + P * S
 BOX = DRAW + P * MAX_PILE
 NUM_COLUMNS = BOX + MAX_BOX  # 1900
+# The batch keeps its rows as int32 (every value fits: counts, seats, scores, box codes): a step
+# reads a quarter of a row, and halving it made the Python-driven loop faster (see _at).
+STATE_DTYPE = np.int32
 
 # -- constants shared with rules.py ----------------------------------------------------------
 TRAITOR, AMBASSADOR = R.TRAITOR, R.AMBASSADOR
@@ -265,11 +269,27 @@ def _shuffle(st, start, m, rngs, i):
 # -- queries -----------------------------------------------------------------------------------
 
 
+# Hot paths index with unsigned ints (``_at``, ``_put``, ``_set``): numba wraps a negative signed
+# index around, two or three instructions per access, and seats read from the row (``p``) are
+# signed. observe_row makes about 300 accesses: unsigned, with its figure blocks in one loop
+# each, the Python-driven loop ran 1.10-1.17x faster per CPU second (bench_vector.py, B = 1024).
+@njit(cache=True, inline="always")
+def _at(st, j):
+    """``st[j]`` for an index j >= 0."""
+    return st[np.uint64(j)]
+
+
+@njit(cache=True, inline="always")
+def _set(out, j, value):
+    """``out[j] = value`` for an index j >= 0."""
+    out[np.uint64(j)] = value
+
+
 @njit(cache=True, inline="always")
 def _hand_len(st, p):
     s = 0
     for f in range(F):
-        s += st[HAND + F * p + f]
+        s += _at(st, HAND + F * p + f)
     return s
 
 
@@ -277,7 +297,7 @@ def _hand_len(st, p):
 def _num_active(st, n):
     c = 0
     for q in range(n):
-        if st[STATUS + q] == ACTIVE:
+        if _at(st, STATUS + q) == ACTIVE:
             c += 1
     return c
 
@@ -285,7 +305,7 @@ def _num_active(st, n):
 @njit(cache=True, inline="always")
 def _any_announced(st, n):
     for q in range(n):
-        if st[ANNOUNCED + q] > 0:
+        if _at(st, ANNOUNCED + q) > 0:
             return True
     return False
 
@@ -293,10 +313,10 @@ def _any_announced(st, n):
 @njit(cache=True, inline="always")
 def _drawable(st, cfg, p):
     """§3.4 drawable(p): the draw pile at level 10, draw + played pile at levels 8–9."""
-    d = st[DRAW_LEN + p]
+    d = _at(st, DRAW_LEN + p)
     if cfg[C_LEVEL] < 10:
         for f in range(F):
-            d += st[PLAYED + F * p + f]
+            d += _at(st, PLAYED + F * p + f)
     return d
 
 
@@ -313,9 +333,9 @@ def _next_active(st, n, p):
     """§3.4 next_active(p): first ACTIVE seat after p, p itself last; -1 if none."""
     for k in range(1, n):
         q = _clockwise(p, k, n)
-        if st[STATUS + q] == ACTIVE:
+        if _at(st, STATUS + q) == ACTIVE:
             return q
-    return p if st[STATUS + p] == ACTIVE else -1
+    return p if _at(st, STATUS + p) == ACTIVE else -1
 
 
 @njit(cache=True, inline="always")
@@ -328,11 +348,11 @@ def _ban_bits(st, cfg, p):
     other = False
     laid = False
     for q in range(cfg[C_N]):
-        if st[ANNOUNCED + q] > 0:
+        if _at(st, ANNOUNCED + q) > 0:
             count += 1
             if q != p:
                 other = True
-            if st[LAID_SINCE + q]:
+            if _at(st, LAID_SINCE + q):
                 laid = True
     if count == 0:
         return 0
@@ -347,7 +367,7 @@ def _lay_bits(st, cfg, p, ph, figures):
     if ph == PH_OPEN:  # any hand figure, except what a ban forbids
         return figures & ~_ban_bits(st, cfg, p)
     if ph == PH_FREE_OPEN:  # any hand figure, only while still announced
-        return figures if st[ANNOUNCED + p] > 0 else 0
+        return figures if _at(st, ANNOUNCED + p) > 0 else 0
     t = st[TOP]
     if ph == PH_WINDOW:  # throws only
         return figures & FIT_BITS[t]
@@ -365,106 +385,106 @@ def legal_row(st, cfg, out):
     if ph == PH_GAME_OVER:
         return 0
     if ph == PH_FINISH:  # §3.5 FINISH
-        target = st[ANNOUNCED + p]
+        target = _at(st, ANNOUNCED + p)
         if (
             target > 0
-            and st[COMBO_LEN + p] < target
+            and _at(st, COMBO_LEN + p) < target
             and _num_active(st, n) != 1
             and _drawable(st, cfg, p) >= 1
         ):
-            out[k] = TOP_UP
+            _set(out, k, TOP_UP)
             k += 1
-        out[k] = SECURE
+        _set(out, k, SECURE)
         k += 1
-        if target == 0 and st[COMBO_LEN + p] >= 3:
-            out[k] = CLAIM_LATE
+        if target == 0 and _at(st, COMBO_LEN + p) >= 3:
+            _set(out, k, CLAIM_LATE)
             k += 1
         return k
     if ph == PH_SP_DECLARE:
-        out[0] = PASS
-        out[1] = DECLARE_SP
+        _set(out, 0, PASS)
+        _set(out, 1, DECLARE_SP)
         return 2
     if ph == PH_PICKING:  # §6.3(4): the lowest empty slot first, else exchange an old figure
-        out[0] = PASS
+        _set(out, 0, PASS)
         k = 1
         empty = -1
         for s in range(S):
-            if st[SLOTS + S * p + s] < 0:
+            if _at(st, SLOTS + S * p + s) < 0:
                 empty = s
                 break
         for s in range(S):
-            if (empty >= 0 and s == empty) or (empty < 0 and st[SLOT_OLD + S * p + s]):
+            if (empty >= 0 and s == empty) or (empty < 0 and _at(st, SLOT_OLD + S * p + s)):
                 for f in range(F):
-                    if st[DRAW_CNT + F * p + f] > 0:
-                        out[k] = SLOT_PICK + F * s + f
+                    if _at(st, DRAW_CNT + F * p + f) > 0:
+                        _set(out, k, SLOT_PICK + F * s + f)
                         k += 1
         return k
     if ph == PH_SWAP:  # §6.5
-        out[0] = PASS
+        _set(out, 0, PASS)
         k = 1
         for s in range(S):
-            g = st[SLOTS + S * p + s]
-            if g >= 0 and not st[SWAPPED + S * p + s]:
+            g = _at(st, SLOTS + S * p + s)
+            if g >= 0 and not _at(st, SWAPPED + S * p + s):
                 for f in range(F):
-                    if st[HAND + F * p + f] > 0 and f != g:
-                        out[k] = SLOT_SWAP + F * s + f
+                    if _at(st, HAND + F * p + f) > 0 and f != g:
+                        _set(out, k, SLOT_SWAP + F * s + f)
                         k += 1
         return k
     # play phases: OPEN, FREE_OPEN, WINDOW, DUTY (§3.5) and the free actions (§3.6)
     held = 0
     nhand = 0
     for f in range(F):
-        c = st[HAND + F * p + f]
+        c = _at(st, HAND + F * p + f)
         if c > 0:
             held |= 1 << f
             nhand += c
     lay = _lay_bits(st, cfg, p, ph, held)
     for f in range(F):
         if (lay >> f) & 1:
-            out[k] = f
+            _set(out, k, f)
             k += 1
     level10 = cfg[C_LEVEL] == 10
     if level10 and (ph == PH_WINDOW or ph == PH_DUTY):  # slots: level 10, never to open
         for s in range(S):
-            f = st[SLOTS + S * p + s]
+            f = _at(st, SLOTS + S * p + s)
             if f >= 0 and _lay_bits(st, cfg, p, ph, 1 << f):
-                out[k] = LAY_SLOT + s
+                _set(out, k, LAY_SLOT + s)
                 k += 1
     if ph == PH_FREE_OPEN or ph == PH_WINDOW:
-        out[k] = PASS
+        _set(out, k, PASS)
         k += 1
     else:
-        out[k] = FAIL
+        _set(out, k, FAIL)
         k += 1
         if (
             ph == PH_DUTY
             and cfg[C_ONE_COLOUR]
-            and st[HAND + F * p + TRAITOR] >= 2
+            and _at(st, HAND + F * p + TRAITOR) >= 2
             and not (cfg[C_LEVEL] >= 9 and _any_announced(st, n))  # the traitor ban
         ):
-            out[k] = WEITER
+            _set(out, k, WEITER)
             k += 1
-    target = st[ANNOUNCED + p]
-    if target == 0 and not st[ANN_MADE + p] and nhand >= 2:
+    target = _at(st, ANNOUNCED + p)
+    if target == 0 and not _at(st, ANN_MADE + p) and nhand >= 2:
         for a in range(ANNOUNCE, ABORT):
-            out[k] = a
+            _set(out, k, a)
             k += 1
     if target > 0 and cfg[C_LEVEL] >= 9:
-        out[k] = ABORT
+        _set(out, k, ABORT)
         k += 1
     if (
         target > 0
         and st[TOPUPS] < MAX_TOPUPS
-        and st[COMBO_LEN + p] + nhand < target
+        and _at(st, COMBO_LEN + p) + nhand < target
         and _num_active(st, n) != 1
         and _drawable(st, cfg, p) >= 1
     ):
-        out[k] = TOP_UP
+        _set(out, k, TOP_UP)
         k += 1
     if level10:
         for s in range(S):
-            if st[SLOTS + S * p + s] >= 0:
-                out[k] = TAKE_SLOT + s
+            if _at(st, SLOTS + S * p + s) >= 0:
+                _set(out, k, TAKE_SLOT + s)
                 k += 1
     return k
 
@@ -476,11 +496,11 @@ def _has_throw(st, cfg, p):
     if t < 0:
         return False
     for f in range(F):
-        if st[HAND + F * p + f] > 0 and THROW_FIT[f, t]:
+        if _at(st, HAND + F * p + f) > 0 and THROW_FIT[f, t]:
             return True
     if cfg[C_LEVEL] == 10:
         for s in range(S):
-            f = st[SLOTS + S * p + s]
+            f = _at(st, SLOTS + S * p + s)
             if f >= 0 and THROW_FIT[f, t]:
                 return True
     return False
@@ -1282,20 +1302,11 @@ def better_row(st, a, b):
 # -- observation (kdk_env/observation.py encode) -----------------------------------------------
 
 
-# Indices are cast to unsigned before they index: numba wraps a negative signed index around
-# (two or three instructions per access), and an observation makes about 300 accesses. That
-# and the figure blocks below made observe_row 20% faster (benchmarks/bench_vector.py).
 @njit(cache=True, inline="always")
 def _put(obs, j, raw, scale, shift):
     """Store raw value ``raw`` at index j: float32 multiply, then float32 add, as numpy does."""
     k = np.uint64(j)
     obs[k] = np.float32(raw) * scale[k] + shift[k]
-
-
-@njit(cache=True, inline="always")
-def _at(st, j):
-    """``st[j]`` for an index j >= 0 (see _put)."""
-    return st[np.uint64(j)]
 
 
 @njit(cache=True, inline="always")
@@ -1379,7 +1390,7 @@ def _mask_row(st, cfg, legal, mask):
         mask[j] = False
     k = legal_row(st, cfg, legal)
     for j in range(k):
-        mask[legal[j]] = True
+        _set(mask, legal[j], True)
 
 
 @njit(cache=True, inline="always")
@@ -1431,7 +1442,7 @@ def _prefetch_row(states, i):
     """Start fetching the columns before the piles of row i (if any): a step reads most of
     them, and at B = 1024 the rows (15 KB each) are in L3 or memory, not in L2."""
     if i < states.shape[0]:
-        for j in range(0, DRAW, 8):  # one cache line each
+        for j in range(0, DRAW, 64 // states.itemsize):  # one cache line each
             _prefetch(states, i, j)
 
 
