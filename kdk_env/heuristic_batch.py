@@ -154,20 +154,32 @@ def _pick_rows(actions, values, counts, noise, out):
             out[i] = best
 
 
+_MAPS: dict[bytes, np.ndarray] = {}  # the PARAMS columns' bytes -> their (shift, scale)
+
+
+def _map_of(params: np.ndarray) -> np.ndarray:
+    """Float64 ``(2, OBS_SIZE)``: the shift and scale of an observation whose PARAMS columns
+    hold ``params`` (remembered: a batch has a table or two, and this costs 0.1 ms)."""
+    key = params.tobytes()
+    found = _MAPS.get(key)
+    if found is None:
+        if len(_MAPS) >= 256:
+            _MAPS.clear()
+        vec = np.zeros(O.OBS_SIZE, dtype=params.dtype)
+        vec[PARAMS] = params
+        scale, shift = O.LAYOUT.affine(**O.params_of(vec))
+        found = _MAPS[key] = np.stack([shift, scale]).astype(np.float64)
+    return found
+
+
 def _affine(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Float64 ``(tables, 2, OBS_SIZE)`` shift and scale, one per distinct table of the rows,
     and each row's index into it."""
     params = obs[:, PARAMS]
     if (params == params[0]).all():  # one table, as in a batch of one game's options
-        unique, table = params[:1], np.zeros(len(obs), dtype=np.int64)
-    else:
-        unique, table = np.unique(params, axis=0, return_inverse=True)
-    vec = np.zeros(O.OBS_SIZE, dtype=obs.dtype)
-    maps = np.empty((len(unique), 2, O.OBS_SIZE))
-    for k, row in enumerate(unique):
-        vec[PARAMS] = row
-        scale, shift = O.LAYOUT.affine(**O.params_of(vec))
-        maps[k, 0], maps[k, 1] = shift, scale
+        return _map_of(params[0])[None], np.zeros(len(obs), dtype=np.int64)
+    unique, table = np.unique(params, axis=0, return_inverse=True)
+    maps = np.stack([_map_of(row) for row in unique])
     return maps, table.astype(np.int64).ravel()
 
 
