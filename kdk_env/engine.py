@@ -1574,7 +1574,7 @@ def random_play(states: np.ndarray, rngs: np.ndarray, consts: tuple, num_steps: 
 def to_state(row: np.ndarray, config: Any) -> R.State:
     """The readable ``rules.State`` of one row."""
     n = config.num_players
-    v = [int(x) for x in row]
+    v = np.asarray(row).tolist()  # Python ints, at C speed
 
     def seats(at: int, kind: type = int) -> tuple:
         return tuple(kind(x) for x in v[at : at + n])
