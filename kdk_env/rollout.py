@@ -19,6 +19,9 @@ Functions (compiled, over one engine row ``st``, the engine's ``consts`` from
 ``decide(st, consts, actions, values)``    ``Decision.decide()``: 0 and the action in
                                            ``actions[0]``, or m candidates in
                                            ``actions[:m]``, ``values[:m]`` (for tests)
+``decide_seen(w, count, values)``          the same on a seen position already written in
+                                           ``w`` (``heuristic_batch.py`` reads it from an
+                                           observation)
 ``apply(st, consts, action, rngs)``        the engine's ``apply_row`` (chance from ``rngs[0]``)
 ``is_over(st) -> bool``                    ``rules.is_terminal``
 ``to_play(st) -> int``                     ``state.to_play``
