@@ -11,8 +11,8 @@ The game:
 
 Players of the game:
 
-``heuristic.py``       the rule-of-thumb player (an agent), its batched form ``act_batch``
-                       and the search's rollout policy
+``heuristic.py``       the rule-of-thumb player (an agent) and the search's rollout policy
+``heuristic_batch.py`` its numba twin over many observations at once, ``act_batch``
 ``rollout.py``         the rollout policy's numba twin on one engine row, for the search
 ``bots/ppo.zip``       the trained bot, the agent spec ``ppo:kdk`` (:mod:`training.bots`)
 """

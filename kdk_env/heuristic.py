@@ -3,8 +3,8 @@
 See :class:`HeuristicKdK` for the strategy in plain words. Rules are cited by the section
 numbers of ``docs/kdk_rules.md`` (§x.y).
 
-:func:`act_batch` takes the agent's decisions for many observations at once (the heuristic
-seats of self-play training), decoding them together. The module also holds
+Its compiled twin, ``heuristic_batch.act_batch``, takes the agent's decisions for many
+observations at once (the heuristic seats of self-play training). The module also holds
 :func:`rollout_policy`, the same strategy over a full (determinised) state for ISMCTS: it
 reads only what the seat to play could see, straight from the state instead of through the
 observation vector (a search component, not an agent).
@@ -30,7 +30,6 @@ from kdk_env.rules import (
     LAY_SLOT,
     MAX_COMBO_PTS,
     MAX_PLAYERS,
-    NUM_ACTIONS,
     NUM_FIGURES,
     NUM_SLOTS,
     PASS,
@@ -49,7 +48,7 @@ from kdk_env.rules import (
     legal_actions,
     slot_of,
 )
-from tablegym.agent import Agent, GameView, batch_of, legal_counts, legal_ids
+from tablegym.agent import Agent, GameView, legal_ids
 
 # -- weights ------------------------------------------------------------------------------------
 # The numbers were chosen by seeded tournaments against the greedy play-out policy of
@@ -120,13 +119,6 @@ class Seen:
 
     def __init__(self, obs: np.ndarray):
         self._fill(_decode(np.asarray(obs)[None])[0])
-
-    @classmethod
-    def of_row(cls, row: list[int]) -> Seen:
-        """The seen position of one row of :func:`_decode`."""
-        seen = cls.__new__(cls)
-        seen._fill(row)
-        return seen
 
     def _fill(self, r: list[int]) -> None:
         self.level = 8 + r[_LEVEL]
@@ -432,42 +424,6 @@ def _checked(action: int, legal: set[int]) -> int:
     if action not in legal:
         raise AssertionError(f"heuristic chose illegal action {action}")
     return action
-
-
-def act_batch(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """:meth:`HeuristicKdK.act` for each row of ``obs`` (k, OBS_SIZE) and ``mask``
-    (k, NUM_ACTIONS), as int64 actions: the same actions, row by row, as an agent whose
-    generator is in the state of ``rng`` (it draws the same numbers, in row order)."""
-    obs, mask = batch_of(obs, mask, OBS_SIZE, NUM_ACTIONS)
-    if not len(obs):
-        return np.empty(0, dtype=np.int64)
-    counts = legal_counts(mask)
-    ids = np.nonzero(mask)[1].tolist()  # the legal ids, row after row
-    rows = _decode(obs)
-    out = []
-    pending = []  # (row, legal ids, candidates) of the decisions left to their tie-breaks
-    start = 0
-    for i, end in enumerate(np.cumsum(counts).tolist()):
-        if end - start == 1:
-            out.append(ids[start])
-        else:
-            legal = set(ids[start:end])
-            choice = Decision(Seen.of_row(rows[i]), legal, rng).decide()
-            if isinstance(choice, list):
-                pending.append((i, legal, choice))
-                out.append(-1)  # decided below
-            else:
-                out.append(_checked(choice, legal))
-        start = end
-    # The tie-break numbers of all rows in one draw: a decision draws its numbers only once
-    # its candidates are valued, so taking them in row order gives each row the numbers that
-    # HeuristicKdK.act would draw.
-    noise = rng.random(sum(len(c) for _, _, c in pending)).tolist()
-    at = 0
-    for i, legal, candidates in pending:
-        out[i] = _checked(_pick(candidates, noise[at : at + len(candidates)]), legal)
-        at += len(candidates)
-    return np.array(out, dtype=np.int64)
 
 
 class Decision:

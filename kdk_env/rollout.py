@@ -19,6 +19,9 @@ Functions (compiled, over one engine row ``st``, the engine's ``consts`` from
 ``decide(st, consts, actions, values)``    ``Decision.decide()``: 0 and the action in
                                            ``actions[0]``, or m candidates in
                                            ``actions[:m]``, ``values[:m]`` (for tests)
+``decide_seen(w, count, values)``          the same on a seen position already written in
+                                           ``w`` (``heuristic_batch.py`` reads it from an
+                                           observation)
 ``apply(st, consts, action, rngs)``        the engine's ``apply_row`` (chance from ``rngs[0]``)
 ``is_over(st) -> bool``                    ``rules.is_terminal``
 ``to_play(st) -> int``                     ``state.to_play``
@@ -734,6 +737,14 @@ def _decide(st, cfg, w, count, values):
     ``w[W_LEGAL:]``: 0 and the action in ``w[W_ACTIONS]``, or the number of candidates for
     :func:`_pick` in ``w[W_ACTIONS:]`` and ``values``."""
     _seen(st, cfg, w)
+    return decide_seen(w, count, values)
+
+
+@njit(cache=True)
+def decide_seen(w, count, values):
+    """``Decision.decide`` on the seen position already in the head of ``w`` (``SN_*``, as
+    :func:`_seen` writes it; ``kdk_env/heuristic_batch.py`` reads it from an observation),
+    the ``count`` legal actions in ``w[W_LEGAL:]``: as :func:`_decide`."""
     legal, actions = w[W_LEGAL : W_LEGAL + count], w[W_ACTIONS : W_ACTIONS + NUM_ACTIONS]
     is_legal = w[W_IS_LEGAL : W_IS_LEGAL + NUM_ACTIONS]
     is_legal[:] = 0

@@ -8,8 +8,7 @@ SPEC = GameSpec(
     player_counts=(2, 3, 4, 5),
     default_players=3,
     heuristic="kdk_env.heuristic:HeuristicKdK",
-    # The heuristic's own planner over rows: KdK has no numba twin of it.
-    batched_heuristic="kdk_env.heuristic:act_batch",
+    batched_heuristic="kdk_env.heuristic_batch:act_batch",
     search=SearchSpec(
         policy="kdk_env.heuristic:rollout_policy",
         twin="kdk_env.rollout",

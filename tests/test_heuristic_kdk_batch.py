@@ -1,9 +1,11 @@
-"""``act_batch``, the KdK heuristic over many rows at once: the agent's decisions, row by row.
+"""``heuristic_batch.act_batch``, the compiled KdK heuristic over many rows at once: the
+agent's decisions, row by row.
 
 Positions come from seeded games of every table size, level and deck mode, played at random
 (``kdk_positions.positions``) and greedily with some random moves (``kdk_positions.greedy``).
 The agent's actions on them were recorded with the heuristic as it was before the batched path
-(kdk_env/heuristic.py as of commit 7ed570c): a changed decision anywhere fails here.
+(kdk_env/heuristic.py as of commit 7ed570c): a changed decision anywhere fails here. Then
+games that the twin plays, compared with the readable agent at every step.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import pick
 from kdk_positions import greedy, positions
 
 from kdk_env import observation
 from kdk_env import rules as R
-from kdk_env.heuristic import HeuristicKdK, act_batch
+from kdk_env.heuristic import HeuristicKdK
+from kdk_env.heuristic_batch import act_batch
 
 CONFIGS = list(itertools.product((2, 3, 4, 5), (8, 9, 10), ("one_colour", "own_decks")))
 SEED = 2024
@@ -148,3 +152,35 @@ def test_a_row_without_legal_actions_is_refused(batch):
     mask[1] = False
     with pytest.raises(ValueError, match="row 1 allows no action"):
         act_batch(obs[:3], mask, np.random.default_rng(0))
+
+
+def mask_of(state: R.State) -> np.ndarray:
+    mask = np.zeros(R.NUM_ACTIONS, dtype=bool)
+    mask[list(R.legal_actions(state))] = True
+    return mask
+
+
+@pytest.mark.parametrize("n, level, mode", [(2, 10, "own_decks"), (3, 10, "one_colour"),
+                                            (4, 9, "one_colour"), (5, 8, "own_decks")])  # fmt: skip
+def test_games_the_twin_plays_step_by_step(n, level, mode):
+    # The twin plays most seats of 24 games side by side, random players the rest: at every
+    # decision the readable agent, with a generator in the same state, takes the same action.
+    rng = np.random.default_rng(n)
+    config = R.make_config(num_players=n, level=level, deck_mode=mode, num_rounds=3)
+    tables = [(R.initial_state(config, rng), rng.random(n) < 0.7) for _ in range(24)]
+    agent, twin_rng = HeuristicKdK(seed=n), np.random.default_rng(n)
+    decisions = 0
+    while tables:
+        obs = np.stack([observation.encode(s, s.to_play) for s, _ in tables])
+        mask = np.stack([mask_of(s) for s, _ in tables])
+        smart = act_batch(obs, mask, twin_rng)
+        assert smart.tolist() == [agent.act(o, m) for o, m in zip(obs, mask)]
+        decisions += len(tables)
+        dumb = pick(rng, mask)
+        tables = [
+            (R.apply_action(s, int(smart[i] if mine[s.to_play] else dumb[i]), rng), mine)
+            for i, (s, mine) in enumerate(tables)
+        ]
+        tables = [(s, mine) for s, mine in tables if not R.is_terminal(s)]
+    assert twin_rng.bit_generator.state == agent.rng.bit_generator.state
+    assert decisions > 1500

@@ -200,3 +200,17 @@ def test_thread_tuner_keeps_the_faster_choice_and_probes_the_other():
             switched = step
             assert tuner.every == ThreadTuner.EVERY
     assert switched is not None and switched - 1500 <= ThreadTuner.LONGEST + ThreadTuner.PROBE + 1
+
+
+def test_the_numba_backend_keeps_rows_of_the_engines_dtype():
+    # KdK's engine keeps int32 rows (STATE_DTYPE); from_state's int64 row is converted as it
+    # is stored, and the position reads back the same.
+    source, target = make("kdk", seed=1, backend="numba"), make("kdk", seed=2, backend="numba")
+    assert target._impl.states.dtype == np.int32
+    assert make("kingup", backend="numba")._impl.states.dtype == np.int64  # the default
+    list(play(source, 30))
+    target.reset()
+    state = source.get_state(2)
+    target.set_state(4, state)
+    assert target.get_state(4) == state
+    assert target._impl.states[4].tolist() == source._impl.states[2].tolist()

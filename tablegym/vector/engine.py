@@ -2,12 +2,15 @@
 
 A game's batched engine is the module ``<game>_env/engine.py``. It shares only constants with
 the readable ``rules.py`` (it is a second implementation, tested step by step against the
-first) and keeps all games in one int64 array ``states`` of shape ``(B, NUM_COLUMNS)`` with
+first) and keeps all games in one integer array ``states`` of shape ``(B, NUM_COLUMNS)`` with
 named column offsets documented beside its code, plus one uint64 generator state per game in
 ``rngs`` of shape ``(B,)``. It offers:
 
 ``NUM_COLUMNS``
     the width of a row.
+``STATE_DTYPE`` (optional)
+    the integer type of ``states``, int64 if the engine does not say; a row from
+    ``from_state`` may be of another integer type and is converted as it is stored.
 ``PARALLEL_FROM``
     the rows from which ``step`` and ``observe`` run a parallel (``prange``) kernel.
 ``setup(config) -> tuple``
@@ -115,7 +118,8 @@ class EngineBackend:
         self.config = config
         self.consts = self.engine.setup(config)
         size = len(seeds)
-        self.states = np.zeros((size, self.engine.NUM_COLUMNS), dtype=np.int64)
+        dtype = getattr(self.engine, "STATE_DTYPE", np.int64)
+        self.states = np.zeros((size, self.engine.NUM_COLUMNS), dtype=dtype)
         self.rngs = np.array([generator_state(s) for s in seeds], np.uint64)
         self.obs_size = observation_of(game).OBS_SIZE
         self.num_actions = rules_of(game).NUM_ACTIONS
