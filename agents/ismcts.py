@@ -117,7 +117,8 @@ the position after a new action and the other seats' replies: its value for the 
 ``value_weight`` times the network's plus the rest times a rollout's, and every other seat gets
 an equal share of the remainder (the win shares sum to one). ``batch`` determinisations are
 descended at a time, each visit counted on the way down (a virtual loss that spreads them over
-the tree), and their leaves are evaluated in one network call.
+the tree), and their leaves are evaluated in one network call. ``expansion`` and ``bias`` do
+not apply: the prior is what widens the tree and what biases it.
 
 With the tree, the move is the most visited legal root action (ties: the best mean result
 for the seat).

@@ -9,6 +9,7 @@ import pytest
 from agents.base import GameView
 from agents.ismcts import ISMCTSAgent
 from tablegym.games import GAMES, observation_of, rules_of
+from training.bots import builtin_bot_path
 from training.registry import make_agent
 
 
@@ -159,3 +160,22 @@ def test_the_builtin_bot_guides_the_search(game):
     priors, values = agent.network(obs[None], mask[None].astype(bool))
     assert priors.sum() == pytest.approx(1.0) and np.all(priors[0][mask == 0] == 0)
     assert 0.0 <= values[0] <= 1.0
+
+
+def test_the_search_network_is_the_policys_own_forward_pass():
+    # numpy priors and values equal torch's masked distribution and value head.
+    import torch
+
+    from training.checkpoints import load_model
+    from training.ppo_agent import SearchNetwork
+
+    policy = load_model(builtin_bot_path("kingup"), "kingup", {"num_players": 4}).policy
+    rows = [decision("kingup", seed) for seed in range(4)]
+    obs = np.stack([r[1] for r in rows]).astype(np.float32)
+    masks = np.stack([r[2] for r in rows]).astype(bool)
+    priors, values = SearchNetwork(policy)(obs, masks)
+    with torch.no_grad():
+        want = policy.get_distribution(torch.as_tensor(obs), action_masks=masks)
+        want_values = policy.predict_values(torch.as_tensor(obs)).numpy()[:, 0]
+    np.testing.assert_allclose(priors, want.distribution.probs.numpy(), atol=1e-5)
+    np.testing.assert_allclose(values, np.clip((want_values + 1) / 2, 0, 1), atol=1e-5)
