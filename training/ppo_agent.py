@@ -39,69 +39,28 @@ class NumpyPolicy:
 
         if not isinstance(policy.features_extractor.flatten, torch.nn.Flatten):
             raise ValueError("only MlpPolicy (flattened vector observations) is supported")
-        self.layers = _numpy_layers([*policy.mlp_extractor.policy_net, policy.action_net])
-        self.value_layers = _numpy_layers([*policy.mlp_extractor.value_net, policy.value_net])
+        self.layers: list[tuple[str, Any]] = []
+        for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
+            if isinstance(module, torch.nn.Linear):
+                weight = module.weight.detach().cpu().numpy().astype(np.float32)
+                bias = module.bias.detach().cpu().numpy().astype(np.float32)
+                self.layers.append(("linear", (weight.T.copy(), bias)))
+            elif isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
+                self.layers.append((type(module).__name__.lower(), None))
+            else:
+                raise ValueError(f"unsupported policy layer {module!r}")
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation vector, or for rows of them."""
-        return _forward(self.layers, observation)
-
-    def values(self, observations: np.ndarray) -> np.ndarray:
-        """The value head's estimates for rows of observations, shape ``(k,)``."""
-        return _forward(self.value_layers, observations)[:, 0]
-
-
-def _numpy_layers(modules: list[Any]) -> list[tuple[str, Any]]:
-    """torch layers (Linear, Tanh, ReLU) as ``(kind, params)`` of numpy arrays."""
-    import torch
-
-    layers: list[tuple[str, Any]] = []
-    for module in modules:
-        if isinstance(module, torch.nn.Linear):
-            weight = module.weight.detach().cpu().numpy().astype(np.float32)
-            bias = module.bias.detach().cpu().numpy().astype(np.float32)
-            layers.append(("linear", (weight.T.copy(), bias)))
-        elif isinstance(module, (torch.nn.Tanh, torch.nn.ReLU)):
-            layers.append((type(module).__name__.lower(), None))
-        else:
-            raise ValueError(f"unsupported policy layer {module!r}")
-    return layers
-
-
-def _forward(layers: list[tuple[str, Any]], observation: np.ndarray) -> np.ndarray:
-    x = np.asarray(observation, dtype=np.float32)
-    for kind, params in layers:
-        if kind == "linear":
-            x = x @ params[0] + params[1]
-        elif kind == "tanh":
-            x = np.tanh(x)
-        else:
-            x = np.maximum(x, 0.0)
-    return x
-
-
-class SearchNetwork:
-    """A policy's actor and value head as the search's network (``agents/ismcts.py``):
-    ``(obs, mask) -> (priors, values)``, in numpy (the search calls it on a few rows at a
-    time, where torch's per-call overhead would dominate).
-
-    The value head estimates the ``"win"`` reward, +1 for a win and -1 otherwise (PPO's, and
-    the targets of ``training/exit.py``); the search takes a value in [0, 1]: ``(v + 1) / 2``.
-    """
-
-    def __init__(self, policy: Any):
-        self.net = NumpyPolicy(policy)
-
-    def __call__(
-        self, observations: np.ndarray, masks: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Priors over the legal actions and values in [0, 1], per row."""
-        logits = np.where(masks, self.net.logits(observations), -np.inf)
-        logits -= logits.max(axis=1, keepdims=True)
-        priors = np.exp(logits)
-        priors /= priors.sum(axis=1, keepdims=True)
-        values = np.clip((self.net.values(observations) + 1.0) / 2.0, 0.0, 1.0)
-        return priors, values
+        x = np.asarray(observation, dtype=np.float32)
+        for kind, params in self.layers:
+            if kind == "linear":
+                x = x @ params[0] + params[1]
+            elif kind == "tanh":
+                x = np.tanh(x)
+            else:
+                x = np.maximum(x, 0.0)
+        return x
 
 
 class PPOAgent(PolicyAgent):
@@ -142,6 +101,46 @@ def load_ppo_agent(
     """The agent behind the spec ``ppo:PATH``."""
     model = load_model(path, game, options)
     return PPOAgent(model, spec=f"ppo:{path}", deterministic=deterministic, seed=seed)
+
+
+class SearchNetwork:
+    """A policy's actor and value head as the search's network (``agents/ismcts.py``):
+    ``(obs, mask) -> (priors, values)``, one torch forward pass on one thread per call.
+
+    One thread: numpy's matrix product of a few rows (OpenBLAS gemm) ran on every core and,
+    on the shared 2-core machine, spun waiting for descheduled threads: a King Up! search of
+    batch 8 made 609 simulations per CPU second with it, 15,108 with one thread
+    (``benchmarks/bench_exit.py``, docs/results.md).
+
+    The value head estimates the ``"win"`` reward, +1 for a win and -1 otherwise (PPO's, and
+    the targets of ``training/exit.py``); the search takes a value in [0, 1]: ``(v + 1) / 2``.
+    """
+
+    def __init__(self, policy: Any):
+        self.policy = policy
+
+    def __call__(
+        self, observations: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Priors over the legal actions and values in [0, 1], per row."""
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                obs = torch.as_tensor(observations, dtype=torch.float32)
+                features = self.policy.extract_features(obs, self.policy.pi_features_extractor)
+                latent_pi, latent_vf = self.policy.mlp_extractor(features)
+                logits = self.policy.action_net(latent_pi).numpy().astype(np.float64)
+                values = self.policy.value_net(latent_vf).numpy()[:, 0]
+        finally:
+            torch.set_num_threads(previous)
+        logits = np.where(masks, logits, -np.inf)
+        logits -= logits.max(axis=1, keepdims=True)
+        priors = np.exp(logits)
+        priors /= priors.sum(axis=1, keepdims=True)
+        return priors, np.clip((values + 1.0) / 2.0, 0.0, 1.0)
 
 
 def load_search_network(path: str | os.PathLike, game: str) -> SearchNetwork:
