@@ -217,6 +217,8 @@ class ISMCTSAgent(Agent):
                 "(twin=...); got none"
             )
         self.backend = backend
+        if network is not None and backend == "rules" and encode is None:
+            raise ValueError("a network on the rules backend needs encode(state, seat); got None")
         self.twin = twin
         self.engines: dict[Any, EngineRollouts] = {}  # per table, made at first use
         self.engine_rngs = np.ones(1, dtype=np.uint64)  # the numba backend's generator
@@ -331,8 +333,6 @@ class ISMCTSAgent(Agent):
         root.prior = self.network(obs, np.asarray(action_mask, dtype=bool)[None])[0][0].tolist()
         deadline = None if self.time_limit is None else time.process_time() + self.time_limit
         engine = self.engine_for(view)
-        if engine is None and self.encode is None:
-            raise ValueError("a network on the rules backend needs encode(state, seat); got None")
         done = 0
         while done < self.simulations:
             wave = []

@@ -118,6 +118,7 @@ def test_visit_targets_are_a_distribution_over_legal_moves():
     ("options", "message"),
     [
         ({"value_weight": 0.5}, "value_weight needs a network"),
+        ({"network": StubNetwork()}, "a network on the rules backend needs encode"),
         ({"network": StubNetwork(), "value_weight": 1.5}, "value_weight must lie in"),
         ({"network": StubNetwork(), "value_weight": -1}, "value_weight must be a number"),
         ({"network": "ppo:kingup"}, "network must be callable"),
