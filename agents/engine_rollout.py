@@ -97,6 +97,11 @@ class EngineRollouts:
         """The policy's moves for the other seats until ``seat`` is to play or the game ends."""
         self.module.advance(row, self.consts, rngs, seat)
 
+    def observe(self, row: np.ndarray, seat: int, out: np.ndarray) -> None:
+        """What ``seat`` sees in ``row`` (the engine's ``observe``, as ``raw_env`` shows it)
+        into ``out``, float32 of shape ``(1, obs_size)``."""
+        self.engine.observe(row[None], self.consts, np.array([seat], dtype=np.int64), out)
+
     def legal(self, row: np.ndarray) -> list[int]:
         """``rules.legal_actions`` of the row."""
         count = self.module.legal(row, self.consts, self.buffer)

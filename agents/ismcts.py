@@ -68,6 +68,19 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
                    ``twin`` is given, else ``"rules"``), ``"numba"`` or ``"rules"``, see below
 ``twin``           None, or the module of the rollout policy's compiled twin (the game's
                    ``search.twin``, which the registry's ``ismcts`` passes)
+``network``        None, or a policy/value network: ``network(obs, mask) -> (priors,
+                   values)`` over rows (float32 ``(k, obs_size)``, bool ``(k, A)``) giving
+                   each row's prior over its legal actions (``(k, A)``, zero off the mask)
+                   and the observing seat's value in [0, 1] (``(k,)``); see "With a
+                   network" below. The registry's ``prior=ppo:GAME`` or ``prior=ppo:PATH``
+                   builds it from a MaskablePPO checkpoint
+``puct``           with a network: the PUCT constant (>= 0), default 1.0
+``value_weight``   with a network: the share of the network's value in a leaf's value, the
+                   rest a rollout's (0..1), default 1.0 (no rollout)
+``batch``          with a network: determinisations descended before one network call
+                   (int >= 1), default 8
+``encode``         with a network on the ``"rules"`` backend: ``encode(state, seat) -> obs``
+                   (the game's ``observation.encode``, which the registry passes)
 ``seed``           seeds the determinisations, the rules' chance and the rollouts
 =================  =========================================================================
 
@@ -92,6 +105,20 @@ rollouts and the race's rounds run in numba with the policy's compiled twin
 (``agents/engine_rollout.py``), which makes the same moves from the same random numbers; only
 the tree itself stays in Python. Its generator is the engine's, so the same seed gives other
 (equally distributed) games than ``"rules"`` does.
+
+With a network (AlphaZero's PUCT at information-set nodes; Anthony et al. 2017, "Thinking
+fast and slow with deep learning and tree search"). The tree holds the searcher's decisions
+only (``opponents="policy"``; the others play by the rollout policy, which knows their cards)
+and the root is a tree. Each node keeps the network's prior from the first determinisation
+that reached it (the root's from the real observation); selection takes the legal action with
+the largest ``Q + puct * P * sqrt(N) / (1 + n)``, with ``P`` renormalised over the actions
+legal in this determinisation and an unvisited action valued at its parent's mean. A leaf is
+the position after a new action and the other seats' replies: its value for the searcher is
+``value_weight`` times the network's plus the rest times a rollout's, and every other seat gets
+an equal share of the remainder (the win shares sum to one). ``batch`` determinisations are
+descended at a time, each visit counted on the way down (a virtual loss that spreads them over
+the tree), and their leaves are evaluated in one network call. ``expansion`` and ``bias`` do
+not apply: the prior is what widens the tree and what biases it.
 
 With the tree, the move is the most visited legal root action (ties: the best mean result
 for the seat).
@@ -124,16 +151,22 @@ BACKENDS = ("auto", "numba", "rules")
 EXPANSIONS = ("all", "policy")
 
 
-class Node:
-    """A tree node: children by action, visits, availability and summed results per seat."""
+# network(observations, masks) -> (priors over actions, the observing seat's values in [0, 1])
+Network = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
-    __slots__ = ("children", "visits", "avail", "total")
+
+class Node:
+    """A tree node: children by action, visits, availability and summed results per seat;
+    with a network, its prior over actions (None until a leaf evaluation gives one)."""
+
+    __slots__ = ("children", "visits", "avail", "total", "prior")
 
     def __init__(self, num_players: int):
         self.children: dict[int, Node] = {}
         self.visits = 0
         self.avail = 0
         self.total = [0.0] * num_players
+        self.prior: list[float] | None = None
 
 
 class ISMCTSAgent(Agent):
@@ -154,8 +187,18 @@ class ISMCTSAgent(Agent):
         race_z: float = 1.5,
         backend: str = "auto",
         twin: str | None = None,
+        network: Network | None = None,
+        puct: float = 1.0,
+        value_weight: float | None = None,
+        batch: int = 8,
+        encode: Callable[[Any, int], np.ndarray] | None = None,
     ):
         check_int("simulations", simulations, 1)
+        self.network = network
+        self.puct = _check_number("puct", puct, 0.0)
+        self.batch = check_int("batch", batch, 1)
+        self.encode = encode
+        self.value_weight = self.check_network(network, value_weight, root, opponents)
         check_choice("root", root, ("auto", *ROOTS))
         if root == "auto":
             root = "tree"
@@ -174,6 +217,8 @@ class ISMCTSAgent(Agent):
                 "(twin=...); got none"
             )
         self.backend = backend
+        if network is not None and backend == "rules" and encode is None:
+            raise ValueError("a network on the rules backend needs encode(state, seat); got None")
         self.twin = twin
         self.engines: dict[Any, EngineRollouts] = {}  # per table, made at first use
         self.engine_rngs = np.ones(1, dtype=np.uint64)  # the numba backend's generator
@@ -193,7 +238,10 @@ class ISMCTSAgent(Agent):
         if self.bias and rollout_policy is None:
             raise ValueError("bias needs a rollout policy to favour; got rollout_policy=None")
         if opponents == "auto":
-            opponents = "tree" if rollout_policy is None else "policy"
+            # A network's tree holds the searcher's nodes only: without a rollout policy the
+            # others then play uniformly at random.
+            no_policy = rollout_policy is None and network is None
+            opponents = "tree" if no_policy else "policy"
         self.opponents = opponents
         # Without a policy there is nothing to propose moves: every legal move is expanded.
         self.expansion = expansion if rollout_policy is not None else "all"
@@ -204,6 +252,8 @@ class ISMCTSAgent(Agent):
         self.rollout_policy = rollout_policy
         self.spec = f"ismcts:{simulations}"
         self.last_simulations = 0  # taken by the latest decision (rollouts in a race)
+        # The latest tree search's root visits over actions, as a distribution (None: a race).
+        self.last_visits: np.ndarray | None = None
         self.rng = np.random.default_rng(seed)
         # Python's generator picks rollout moves: numpy's per-call overhead would dominate.
         self.py_rng = random.Random(int(self.rng.integers(2**63)))
@@ -219,10 +269,37 @@ class ISMCTSAgent(Agent):
         if view is None:
             raise ValueError("ISMCTSAgent needs a GameView (rules, config, state, seat)")
         if self.root == "race":
+            self.last_visits = None
             return self.race(view, legal.tolist())
-        root = self.search(view)
+        if self.network is None:
+            root = self.search(view)
+        else:
+            root = self.guided_search(view, observation, action_mask)
         self.last_simulations = root.visits
+        self.last_visits = visit_distribution(root, legal, np.asarray(action_mask).size)
         return best_action(root, legal.tolist(), view.seat)
+
+    def check_network(
+        self, network: Network | None, value_weight: float | None, root: str, opponents: str
+    ) -> float:
+        """The value weight; ValueError for a network option that cannot apply."""
+        if network is None:
+            if value_weight is not None:
+                raise ValueError("value_weight needs a network (prior=...); got none")
+            return 0.0
+        if not callable(network):
+            raise ValueError(f"network must be callable or None; got {network!r}")
+        if root == "race":
+            raise ValueError("a network guides the tree: root must be 'tree' or 'auto'; got 'race'")
+        if opponents == "tree":
+            raise ValueError(
+                "a network guides the searcher's own nodes: opponents must be 'policy' or "
+                "'auto'; got 'tree'"
+            )
+        weight = 1.0 if value_weight is None else _check_number("value_weight", value_weight, 0)
+        if weight > 1:
+            raise ValueError(f"value_weight must lie in [0, 1]; got {value_weight!r}")
+        return weight
 
     def search(self, view: GameView) -> Node:
         """Run the simulations and return the root of the shared tree."""
@@ -244,6 +321,111 @@ class ISMCTSAgent(Agent):
             if deadline is not None and time.process_time() > deadline:
                 break
         return root
+
+    def guided_search(
+        self, view: GameView, observation: np.ndarray, action_mask: np.ndarray
+    ) -> Node:
+        """PUCT with the network's priors and values (see "With a network"): ``batch``
+        determinisations descend, then one network call evaluates their leaves."""
+        rules, seat = view.rules, view.seat
+        root = Node(len(rules.scores(view.state)))
+        obs = np.asarray(observation, dtype=np.float32)[None]
+        root.prior = self.network(obs, np.asarray(action_mask, dtype=bool)[None])[0][0].tolist()
+        deadline = None if self.time_limit is None else time.process_time() + self.time_limit
+        engine = self.engine_for(view)
+        done = 0
+        while done < self.simulations:
+            wave = []
+            for _ in range(min(self.batch, self.simulations - done)):
+                state = rules.sample_state(view.state, seat, self.rng)
+                if engine is None:
+                    pos: StatePosition | RowPosition = StatePosition(self, rules, state)
+                else:
+                    pos = RowPosition(engine, engine.row(state), self.engine_rngs)
+                wave.append((self.descend(root, pos, seat), pos))
+            self.evaluate(wave, seat, obs.shape[1], len(action_mask))
+            done += len(wave)
+            if deadline is not None and time.process_time() > deadline:
+                break
+        return root
+
+    def descend(self, root: Node, pos: StatePosition | RowPosition, seat: int) -> list[Node]:
+        """The path of one simulation down to a leaf, each node's visit counted on the way
+        (a virtual loss until :meth:`evaluate` adds the result); ``pos`` ends at the leaf."""
+        node, path = root, [root]
+        root.visits += 1
+        while True:
+            pos.advance(seat)
+            if pos.over() or node.prior is None:  # the end, or a leaf awaiting its prior
+                return path
+            a = self.puct_choice(node, pos.legal(), seat)
+            child = node.children.get(a)
+            fresh = child is None
+            if fresh:
+                child = node.children[a] = Node(len(root.total))
+            child.visits += 1
+            path.append(child)
+            pos.play(a)
+            if fresh:
+                pos.advance(seat)
+                return path
+            node = child
+
+    def puct_choice(self, node: Node, legal: list[int], seat: int) -> int:
+        """The legal action of largest ``Q + puct * P * sqrt(N) / (1 + n)``."""
+        prior = node.prior
+        total = sum(prior[a] for a in legal)
+        scale = self.puct * math.sqrt(node.visits) / (total if total > 0 else 1.0)
+        # An unvisited action is valued at its parent's mean (first-play urgency).
+        fpu = node.total[seat] / node.visits if node.visits else 0.5
+        best, best_u = legal[0], -math.inf
+        for a in legal:
+            child = node.children.get(a)
+            p = prior[a] if total > 0 else 1.0
+            if child is None or child.visits == 0:
+                u = fpu + scale * p
+            else:
+                u = child.total[seat] / child.visits + scale * p / (1 + child.visits)
+            if u > best_u:
+                best, best_u = a, u
+        return best
+
+    def evaluate(
+        self, wave: list[tuple[list[Node], Any]], seat: int, obs_size: int, num_actions: int
+    ) -> None:
+        """Value the wave's leaves (one network call for those not over), give each leaf
+        node its prior, and add every path's result."""
+        live = [k for k, (_, pos) in enumerate(wave) if not pos.over()]
+        values = {}
+        if live:
+            obs = np.empty((len(live), obs_size), dtype=np.float32)
+            masks = np.zeros((len(live), num_actions), dtype=bool)
+            for j, k in enumerate(live):
+                pos = wave[k][1]
+                pos.observe(seat, obs[j : j + 1])
+                masks[j, pos.legal()] = True
+            priors, net_values = self.network(obs, masks)
+            for j, k in enumerate(live):
+                leaf = wave[k][0][-1]
+                if leaf.prior is None:
+                    leaf.prior = priors[j].tolist()
+                values[k] = float(net_values[j])
+        w = self.value_weight
+        for k, (path, pos) in enumerate(wave):
+            n = len(path[0].total)
+            if k in values:
+                v = values[k]
+                result = [(1.0 - v) / (n - 1)] * n
+                result[seat] = v
+                if w < 1.0:
+                    rolled = pos.value()
+                    result = [w * x + (1.0 - w) * y for x, y in zip(result, rolled)]
+            else:
+                result = pos.value()  # the game is over: its outcome
+            for nd in path:
+                tot = nd.total
+                for i in range(n):
+                    tot[i] += result[i]
 
     def engine_for(self, view: GameView) -> EngineRollouts | None:
         """The compiled rollouts for this table with ``backend="numba"``, else None."""
@@ -450,6 +632,10 @@ class StatePosition:
         """Every seat's value of a rollout from here."""
         return self.agent.rollout(self.rules, self.state)
 
+    def observe(self, seat: int, out: np.ndarray) -> None:
+        """What ``seat`` sees here (the network's input) into ``out``, shape (1, obs_size)."""
+        out[0] = self.agent.encode(self.state, seat)
+
 
 class RowPosition:
     """A determinisation as one row of the game's engine, played by the compiled twin of the
@@ -483,6 +669,10 @@ class RowPosition:
     def value(self) -> list[float]:
         """Every seat's value of a rollout from here."""
         return self.engine.value(self.row, self.rngs)
+
+    def observe(self, seat: int, out: np.ndarray) -> None:
+        """What ``seat`` sees here (the network's input) into ``out``, shape (1, obs_size)."""
+        self.engine.observe(self.row, seat, out)
 
 
 def _check_number(name: str, value: Any, low: float, strict: bool = False) -> float:
@@ -519,6 +709,20 @@ def best_action(root: Node, legal: list[int], seat: int) -> int:
         return (0, 0.0) if ch is None else (ch.visits, ch.total[seat] / ch.visits)
 
     return int(max(legal, key=key))
+
+
+def visit_distribution(root: Node, legal: np.ndarray, num_actions: int) -> np.ndarray:
+    """The root's visits over actions as a distribution (float32): zero off ``legal``; uniform
+    over ``legal`` if none was visited."""
+    out = np.zeros(num_actions, dtype=np.float32)
+    for a in legal.tolist():
+        child = root.children.get(a)
+        out[a] = 0 if child is None else child.visits
+    total = out.sum()
+    if total == 0:
+        out[legal] = 1.0
+        total = float(legal.size)
+    return out / total
 
 
 def terminal_value(winners: tuple[int, ...], n: int) -> list[float]:

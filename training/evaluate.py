@@ -105,7 +105,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -427,34 +427,41 @@ def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, An
     """Play all jobs, in this process or in ``workers`` processes; records in job order."""
     bar = _progress_bar(len(jobs), progress)
     records = []
-    if workers <= 1:
-        for job in jobs:
-            records.append(play_game(job))
-            bar.update()
-    else:
-        # spawn: safe even when the parent has imported torch (fork can deadlock its threads).
-        ctx = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
-        )
-        finished = False
-        try:
-            # The workers start inside the first submits; started with Ctrl-C ignored, they
-            # cannot be interrupted while still importing, before _worker_start runs. The
-            # other submits stay interruptible (thousands of them take a while).
-            with _sigint_ignored():
-                futures = [pool.submit(play_game, job) for job in jobs[:workers]]
-            futures += [pool.submit(play_game, job) for job in jobs[workers:]]
-            for fut in as_completed(futures):
-                records.append(fut.result())
-                bar.update()
-            finished = True
-        finally:
-            if not finished:
-                _stop_workers(pool)
-            pool.shutdown(wait=finished, cancel_futures=not finished)
+    for record in map_in_workers(play_game, jobs, workers):
+        records.append(record)
+        bar.update()
     bar.close()
     return sorted(records, key=lambda r: r["index"])
+
+
+def map_in_workers(func: Callable[[Any], Any], items: list[Any], workers: int) -> Iterator[Any]:
+    """``func(item)`` for every item, in this process or in ``workers`` spawned processes,
+    yielded as each finishes (in any order); Ctrl-C or an error stops the workers at once.
+    ``func`` must be importable by the workers (a module-level function)."""
+    if workers <= 1:
+        for item in items:
+            yield func(item)
+        return
+    # spawn: safe even when the parent has imported torch (fork can deadlock its threads).
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        workers, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
+    )
+    finished = False
+    try:
+        # The workers start inside the first submits; started with Ctrl-C ignored, they
+        # cannot be interrupted while still importing, before _worker_start runs. The
+        # other submits stay interruptible (thousands of them take a while).
+        with _sigint_ignored():
+            futures = [pool.submit(func, item) for item in items[:workers]]
+        futures += [pool.submit(func, item) for item in items[workers:]]
+        for fut in as_completed(futures):
+            yield fut.result()
+        finished = True
+    finally:
+        if not finished:
+            _stop_workers(pool)
+        pool.shutdown(wait=finished, cancel_futures=not finished)
 
 
 @contextlib.contextmanager

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import PolicyAgent
-from training.checkpoints import load_model
+from training.checkpoints import load_model, read_meta
 
 
 def actor_logits(policy: Any, observations: np.ndarray) -> np.ndarray:
@@ -102,3 +104,58 @@ def load_ppo_agent(
     """The agent behind the spec ``ppo:PATH``."""
     model = load_model(path, game, options)
     return PPOAgent(model, spec=f"ppo:{path}", deterministic=deterministic, seed=seed)
+
+
+class SearchNetwork:
+    """A policy's actor and value head as the search's network (``agents/ismcts.py``):
+    ``(obs, mask) -> (priors, values)``, one torch forward pass on one thread per call.
+
+    One thread: numpy's matrix product of a few rows (OpenBLAS gemm) ran on every core and,
+    on the shared 2-core machine, spun waiting for descheduled threads: a King Up! search of
+    batch 8 made 609 simulations per CPU second with it, 15,108 with one thread
+    (``benchmarks/bench_exit.py``, docs/results.md).
+
+    The value head estimates the ``"win"`` reward, +1 for a win and -1 otherwise (PPO's, and
+    the targets of ``training/exit.py``); the search takes a value in [0, 1]: ``(v + 1) / 2``.
+    """
+
+    def __init__(self, policy: Any):
+        self.policy = policy
+
+    def __call__(
+        self, observations: np.ndarray, masks: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Priors over the legal actions and values in [0, 1], per row."""
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                obs = torch.as_tensor(observations, dtype=torch.float32)
+                features = self.policy.extract_features(obs, self.policy.pi_features_extractor)
+                latent_pi, latent_vf = self.policy.mlp_extractor(features)
+                logits = self.policy.action_net(latent_pi).numpy().astype(np.float64)
+                values = self.policy.value_net(latent_vf).numpy()[:, 0]
+        finally:
+            torch.set_num_threads(previous)
+        logits = np.where(masks, logits, -np.inf)
+        logits -= logits.max(axis=1, keepdims=True)
+        priors = np.exp(logits)
+        priors /= priors.sum(axis=1, keepdims=True)
+        return priors, np.clip((values + 1.0) / 2.0, 0.0, 1.0)
+
+
+def load_search_network(path: str | os.PathLike, game: str) -> SearchNetwork:
+    """The network behind the search option ``prior=ppo:PATH``, loaded once per file version
+    (an evaluation builds a search agent per game)."""
+    path = Path(path)
+    return _cached_network(str(path.resolve()), path.stat().st_mtime_ns, game)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_network(path: str, mtime: int, game: str) -> SearchNetwork:
+    meta = read_meta(path)
+    # The search plays at any table size the policy knows; load at the first it was trained at.
+    counts = meta.get("player_counts") or [meta["options"].get("num_players")]
+    return SearchNetwork(load_model(path, game, {"num_players": counts[0]}).policy)

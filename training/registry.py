@@ -8,6 +8,9 @@ spec               agent
 ``ismcts``         :class:`agents.ismcts.ISMCTSAgent`, the game's default budget
 ``ismcts:N``       the same with N simulations per move
 ``ismcts:N,K=V``   ... and constructor options, e.g. ``ismcts:200,rollout=random``
+``ismcts:N,prior=ppo:GAME``  the search guided by a policy/value network: ``ppo:GAME`` or
+                   ``ppo:PATH`` (a MaskablePPO checkpoint, an ExIt one included), see
+                   "With a network" in :mod:`agents.ismcts`
 ``ppo:GAME``       the game's built-in bot (``ppo:kingup``, ``ppo:updown``, ``ppo:kdk``),
                    shipped in its package: :mod:`training.bots`
 ``ppo:PATH``       a trained policy, :func:`training.ppo_agent.load_ppo_agent`; a file
@@ -34,7 +37,7 @@ from agents.base import Agent
 from agents.ismcts import ISMCTSAgent
 from agents.random_agent import RandomAgent
 from tablegym.cli import require_extra
-from tablegym.games import GAMES, check_game, spec_of
+from tablegym.games import GAMES, check_game, observation_of, spec_of
 from tablegym.options import parse_key_value
 from training import bots
 
@@ -81,6 +84,12 @@ def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict
         options["simulations"] = int(budget)
     elif search is not None:
         options.setdefault("simulations", search.simulations)
+    prior = options.pop("prior", None)
+    if prior is not None:
+        options["network"] = _search_network(spec, prior, game)
+        options["encode"] = observation_of(game).encode
+        if options.get("root", "auto") == "auto":
+            options["root"] = "tree"  # the network guides a tree; a race has none
     rollout = options.pop("rollout", "auto")
     if rollout not in ("auto", "random"):
         raise ValueError(f"bad agent spec {spec!r}: rollout must be 'auto' or 'random'")
@@ -98,12 +107,13 @@ def _make_ismcts(spec: str, arg: str, game: str, seed: int | None, options: dict
     if unknown:
         raise ValueError(
             f"bad agent spec {spec!r}: unknown option {unknown[0]!r}; "
-            f"ismcts options: rollout, {', '.join(sorted(allowed))}"
+            f"ismcts options: prior, rollout, {', '.join(sorted(allowed))}"
         )
     return ISMCTSAgent(seed=seed, **options)
 
 
-def _make_ppo(arg: str, game: str, options: dict) -> Agent:
+def _ppo_path(arg: str, game: str) -> str:
+    """The checkpoint of ``ppo:ARG``: the game's built-in bot, or a file path."""
     path = arg
     if arg in GAMES:  # a built-in bot; any other argument is a file path
         if arg != game:
@@ -114,6 +124,25 @@ def _make_ppo(arg: str, game: str, options: dict) -> Agent:
     elif not Path(path).is_file():
         raise FileNotFoundError(f"ppo agent file not found: {path}")
     require_extra("train", f"the agent spec ppo:{arg}")
+    return path
+
+
+def _make_ppo(arg: str, game: str, options: dict) -> Agent:
+    path = _ppo_path(arg, game)
     from training.ppo_agent import load_ppo_agent  # torch and sb3 only when a policy is asked for
 
     return load_ppo_agent(path, game=game, options=options)
+
+
+def _search_network(spec: str, prior: Any, game: str) -> Any:
+    """The search's network of ``prior=ppo:GAME`` or ``prior=ppo:PATH``."""
+    kind, _, arg = str(prior).partition(":")
+    if kind != "ppo" or not arg:
+        raise ValueError(
+            f"bad agent spec {spec!r}: prior must be ppo:GAME or ppo:PATH (a MaskablePPO "
+            f"checkpoint); got {prior!r}"
+        )
+    path = _ppo_path(arg, game)
+    from training.ppo_agent import load_search_network
+
+    return load_search_network(path, game)
