@@ -33,6 +33,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from multiprocessing import shared_memory
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,36 @@ def _load_weights(model: Any, data: bytes) -> None:
     model.policy.optimizer.load_state_dict(state["optimizer"])
 
 
+class Shared:
+    """Named arrays in one block of shared memory: created by the main process, attached by
+    the learner (``layout``: name, shape, dtype and offset of each)."""
+
+    def __init__(self, memory: shared_memory.SharedMemory, layout: list[tuple]):
+        self.memory, self.layout, self.name = memory, layout, memory.name
+        self.arrays = {
+            name: np.ndarray(shape, dtype=np.dtype(dtype), buffer=memory.buf, offset=offset)
+            for name, shape, dtype, offset in layout
+        }
+
+    @classmethod
+    def create(cls, like: dict[str, np.ndarray]) -> Shared:
+        layout, size = [], 0
+        for name, array in like.items():
+            layout.append((name, array.shape, array.dtype.str, size))
+            size += -(-array.nbytes // 64) * 64  # each array on a cache line of its own
+        return cls(shared_memory.SharedMemory(create=True, size=max(size, 1)), layout)
+
+    @classmethod
+    def attach(cls, name: str, layout: list[tuple]) -> Shared:
+        return cls(shared_memory.SharedMemory(name=name), layout)
+
+    def release(self, unlink: bool = False) -> None:
+        self.arrays = {}  # no view may outlive the mapping
+        self.memory.close()
+        if unlink:
+            self.memory.unlink()
+
+
 class LearnerProcess:
     """A learner process: started early (it imports torch beside the run's own setup), then
     :meth:`load` a model, :meth:`submit` full rollouts, :meth:`take` each update's result,
@@ -94,15 +125,19 @@ class LearnerProcess:
 
     def load(self, model: Any) -> None:
         """Send the model to learn from, beside the first rollout's collection (the learner
-        reads it once it has imported torch, which takes seconds)."""
+        reads it once it has imported torch, which takes seconds), and share the memory that
+        each rollout goes through."""
         saved = io.BytesIO()
         model.save(saved)
-        self._sending = threading.Thread(target=self._send_first, args=(saved.getvalue(),))
+        buffer = model.rollout_buffer
+        self._shared = Shared.create({name: getattr(buffer, name) for name in BUFFER_FIELDS})
+        first = (saved.getvalue(), self._shared.name, self._shared.layout)
+        self._sending = threading.Thread(target=self._send_first, args=(first,))
         self._sending.start()
 
-    def _send_first(self, saved: bytes) -> None:
+    def _send_first(self, first: tuple) -> None:
         try:
-            self._conn.send(saved)
+            self._conn.send(first)
         except OSError as err:
             self._first.append(err)
 
@@ -120,12 +155,14 @@ class LearnerProcess:
 
     def submit(self, model: Any) -> None:
         """Send ``model``'s full rollout buffer and schedules; the learner starts updating."""
+        # Through shared memory, not the pipe (pickling megabytes of observations cost a
+        # tenth of a rollout's time): the learner reads it only until its update is sent
+        # back, and the next rollout is copied in only after that (take comes first).
+        self._sent_first()
         buffer = model.rollout_buffer
-        job = {
-            "arrays": {name: getattr(buffer, name) for name in BUFFER_FIELDS},
-            "progress": model._current_progress_remaining,
-            "ent_coef": model.ent_coef,
-        }
+        for name, view in self._shared.arrays.items():
+            np.copyto(view, getattr(buffer, name))
+        job = {"progress": model._current_progress_remaining, "ent_coef": model.ent_coef}
         with _signals_held():
             self._send(job)
             self.pending = True
@@ -160,6 +197,7 @@ class LearnerProcess:
             self._process.join()
         if self._sending is not None:
             self._sending.join()
+            self._shared.release(unlink=True)
         self._conn.close()
 
     def _send(self, message: Any) -> None:
@@ -254,12 +292,14 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
 
     torch.set_num_threads(1)
     try:
-        saved = conn.recv()
+        first = conn.recv()
     except (EOFError, OSError):
         return
-    if saved is None:  # the run ended before it had a model to learn from
+    if first is None:  # the run ended before it had a model to learn from
         return
+    saved, name, layout = first
     model = SelfPlayPPO.load(io.BytesIO(saved), device=device)
+    shared = Shared.attach(name, layout)
     model.set_logger(Logger(folder=None, output_formats=[]))
     set_random_seed(seed)  # minibatch order (numpy's global generator) and torch
     while True:
@@ -270,7 +310,7 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
         if job is None:
             return
         try:
-            result = _update(model, job)
+            result = _update(model, job, shared.arrays)
         except Exception as err:  # the parent reports it in one line and saves its own state
             result = {"error": f"{type(err).__name__}: {err}"}
         try:
@@ -279,11 +319,11 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
             return
 
 
-def _update(model: Any, job: dict[str, Any]) -> dict[str, Any]:
+def _update(model: Any, job: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     started = time.perf_counter()
     buffer = model.rollout_buffer
-    for name, array in job["arrays"].items():
-        setattr(buffer, name, array)
+    for name, array in arrays.items():
+        setattr(buffer, name, array)  # read only: minibatches are copies
     buffer.pos, buffer.full, buffer.generator_ready = buffer.buffer_size, True, False
     model._current_progress_remaining = job["progress"]
     model.ent_coef = job["ent_coef"]
