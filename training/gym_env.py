@@ -173,7 +173,8 @@ class SingleSeatEnv(gymnasium.Env):
         return self.game.observation.encode(self.game.game_state, self.seat)
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self._mask, "seat": self.seat}
+        # A copy: an info must not share an array with the next one (gymnasium's checker).
+        return {"action_mask": self._mask.copy(), "seat": self.seat}
 
 
 def _opponent_entries(opponents: Opponent | Sequence[Opponent], n: int) -> list[Opponent]:
