@@ -119,3 +119,31 @@ def test_kill_9_of_the_run_takes_its_learner_with_it(tmp_path):
     proc.communicate(timeout=60)
     assert gone(started), "the learner outlived the run"
     read_meta(run / "checkpoint.zip")
+
+
+def _three_updates(refuse_shared_memory: bool, monkeypatch) -> dict:
+    """The weights after three rollouts updated in a learner process (seeded)."""
+    from training.collector import SeatRolloutBuffer, SelfPlayPPO, SelfPlayVecEnv
+    from training.learner import Shared, attach, settle, start
+
+    if refuse_shared_memory:
+        monkeypatch.setattr(Shared, "create", classmethod(lambda cls, like: None))
+    env = SelfPlayVecEnv("updown", [{"num_players": 2}], 4, {"self": 1.0}, seed=3)
+    model = SelfPlayPPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0,
+                        rollout_buffer_class=SeatRolloutBuffer, device="cpu",
+                        policy_kwargs={"net_arch": [16]})  # fmt: skip
+    learner = start("cpu", 0)
+    try:
+        attach(model, learner)
+        model.learn(192)
+        settle(model)
+    finally:
+        learner.close()
+    assert model._n_updates == 3  # three rollouts, each updated in the learner process
+    return {k: v.clone() for k, v in model.policy.state_dict().items()}
+
+
+def test_rollouts_go_through_the_pipe_where_shared_memory_is_refused(monkeypatch):
+    shared = _three_updates(False, monkeypatch)
+    piped = _three_updates(True, monkeypatch)
+    assert all((shared[k] == piped[k]).all() for k in shared)  # the same data arrived

@@ -29,6 +29,7 @@ import contextlib
 import io
 import multiprocessing
 import os
+import resource
 import signal
 import threading
 import time
@@ -82,12 +83,21 @@ class Shared:
         }
 
     @classmethod
-    def create(cls, like: dict[str, np.ndarray]) -> Shared:
+    def create(cls, like: dict[str, np.ndarray]) -> Shared | None:
+        """A block for arrays like ``like``; None where the system refuses one (the rollouts
+        then go through the pipe)."""
         layout, size = [], 0
         for name, array in like.items():
             layout.append((name, array.shape, array.dtype.str, size))
             size += -(-array.nbytes // 64) * 64  # each array on a cache line of its own
-        return cls(shared_memory.SharedMemory(create=True, size=max(size, 1)), layout)
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and limit < size:
+            return None  # the block is a file: creating it would fail, and Python 3.11 then
+            # has its resource tracker print a traceback
+        try:
+            return cls(shared_memory.SharedMemory(create=True, size=max(size, 1)), layout)
+        except OSError:
+            return None
 
     @classmethod
     def attach(cls, name: str, layout: list[tuple]) -> Shared:
@@ -131,7 +141,8 @@ class LearnerProcess:
         model.save(saved)
         buffer = model.rollout_buffer
         self._shared = Shared.create({name: getattr(buffer, name) for name in BUFFER_FIELDS})
-        first = (saved.getvalue(), self._shared.name, self._shared.layout)
+        shared = (None, None) if self._shared is None else (self._shared.name, self._shared.layout)
+        first = (saved.getvalue(), *shared)
         self._sending = threading.Thread(target=self._send_first, args=(first,))
         self._sending.start()
 
@@ -160,9 +171,15 @@ class LearnerProcess:
         # back, and the next rollout is copied in only after that (take comes first).
         self._sent_first()
         buffer = model.rollout_buffer
-        for name, view in self._shared.arrays.items():
-            np.copyto(view, getattr(buffer, name))
-        job = {"progress": model._current_progress_remaining, "ent_coef": model.ent_coef}
+        job: dict[str, Any] = {
+            "progress": model._current_progress_remaining,
+            "ent_coef": model.ent_coef,
+        }
+        if self._shared is None:
+            job["arrays"] = {name: getattr(buffer, name) for name in BUFFER_FIELDS}
+        else:
+            for name, view in self._shared.arrays.items():
+                np.copyto(view, getattr(buffer, name))
         with _signals_held():
             self._send(job)
             self.pending = True
@@ -197,7 +214,8 @@ class LearnerProcess:
             self._process.join()
         if self._sending is not None:
             self._sending.join()
-            self._shared.release(unlink=True)
+            if self._shared is not None:
+                self._shared.release(unlink=True)
         self._conn.close()
 
     def _send(self, message: Any) -> None:
@@ -299,7 +317,8 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
         return
     saved, name, layout = first
     model = SelfPlayPPO.load(io.BytesIO(saved), device=device)
-    shared = Shared.attach(name, layout)
+    shared = None if name is None else Shared.attach(name, layout)  # kept: views need it
+    arrays = {} if shared is None else shared.arrays
     model.set_logger(Logger(folder=None, output_formats=[]))
     set_random_seed(seed)  # minibatch order (numpy's global generator) and torch
     while True:
@@ -310,7 +329,7 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
         if job is None:
             return
         try:
-            result = _update(model, job, shared.arrays)
+            result = _update(model, job, job.get("arrays", arrays))
         except Exception as err:  # the parent reports it in one line and saves its own state
             result = {"error": f"{type(err).__name__}: {err}"}
         try:
