@@ -128,6 +128,7 @@ from tablegym.games import GAMES, check_game, env_class, spec_of  # noqa: E402
 from tablegym.options import parse_key_value  # noqa: E402
 from tablegym.records import check_writable, make_record, write_record, write_record_lines  # noqa: E402
 from tablegym.vector import VectorGame, random_actions  # noqa: E402
+from training.children import worker_start  # noqa: E402
 from training.registry import make_agent  # noqa: E402
 
 Z95 = 1.959963984540054
@@ -445,12 +446,12 @@ def map_in_workers(func: Callable[[Any], Any], items: list[Any], workers: int) -
     # spawn: safe even when the parent has imported torch (fork can deadlock its threads).
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
+        workers, mp_context=ctx, initializer=worker_start, initargs=(os.getpid(),)
     )
     finished = False
     try:
         # The workers start inside the first submits; started with Ctrl-C ignored, they
-        # cannot be interrupted while still importing, before _worker_start runs. The
+        # cannot be interrupted while still importing, before worker_start runs. The
         # other submits stay interruptible (thousands of them take a while).
         with _sigint_ignored():
             futures = [pool.submit(func, item) for item in items[:workers]]
@@ -475,20 +476,6 @@ def _sigint_ignored() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _worker_start(parent: int) -> None:
-    """In each worker: leave Ctrl-C to the parent, and exit as soon as the parent is gone."""
-    # Ctrl-C reaches the whole process group; the parent stops the workers itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-
-
-def _watch_parent(parent: int) -> None:
-    # A killed parent (kill -9) runs no cleanup; its orphans get a new parent process id.
-    while os.getppid() == parent:
-        time.sleep(0.2)
-    os._exit(1)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:

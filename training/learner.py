@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from training.children import worker_start
+
 # What MaskablePPO.train reads from the rollout buffer.
 BUFFER_FIELDS = ("observations", "actions", "values", "log_probs", "advantages", "returns",
                  "action_masks")  # fmt: skip
@@ -299,9 +301,8 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
     # Ctrl-C reaches the whole group; the parent settles and stops us. SIGTERM stays deadly:
     # multiprocessing ends its daemons with it at exit, and then waits for them. Both were
     # held while this process started (see attach).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_start(parent)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     import torch
     from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.utils import set_random_seed
@@ -357,13 +358,6 @@ def _update(model: Any, job: dict[str, Any], arrays: dict[str, np.ndarray]) -> d
         "excluded": excluded,
         "seconds": time.perf_counter() - started,
     }
-
-
-def _watch_parent(parent: int) -> None:
-    # A parent killed with kill -9 runs no cleanup; its orphans get a new parent process id.
-    while os.getppid() == parent:
-        time.sleep(0.2)
-    os._exit(1)
 
 
 @contextlib.contextmanager

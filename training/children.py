@@ -1,0 +1,23 @@
+"""What every process the trainers start does first: leave Ctrl-C to its parent, and end as
+soon as the parent is gone (``evaluate.py``'s workers, ``train.py``'s learner process)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+
+def worker_start(parent: int) -> None:
+    """Ignore Ctrl-C (it reaches the whole process group; the parent stops its children) and
+    exit once process ``parent`` is gone, even after its ``kill -9``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    # A killed parent runs no cleanup; its orphans get a new parent process id.
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(1)
