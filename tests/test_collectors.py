@@ -50,6 +50,25 @@ def test_a_collector_fills_its_share_with_the_weights_it_is_sent():
     assert result["decisions"]["self"] >= 96  # the last tick's cut decisions count too
 
 
+def test_a_collector_steps_its_games_on_one_thread():
+    # Ray starts each actor with numba's thread count at the machine's cores; the engines'
+    # parallel kernels then wait on threads the other collectors' cores are busy with.
+    import numba
+    import torch
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread on this machine: nothing to lower")
+    before = numba.get_num_threads(), torch.get_num_threads()
+    numba.set_num_threads(2)
+    torch.set_num_threads(2)
+    try:
+        Collector(settings(), n_steps=32, seed=1)
+        assert (numba.get_num_threads(), torch.get_num_threads()) == (1, 1)
+    finally:
+        numba.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
+
+
 def test_a_collector_mirrors_the_pool_under_the_same_ids():
     main = Collector(settings(), n_steps=32, seed=1)
     collector = Collector(settings(), n_steps=32, seed=2)
@@ -104,6 +123,7 @@ def test_a_run_with_ray_collectors_trains_and_resumes(tmp_path):
     assert summary["collectors"] == 2 and summary["steps"] >= 1024
     assert summary["decisions"]["self"] >= 1024  # the collectors' decisions reached the run
     assert summary["final"]["random"]["games"] > 0  # evaluated in the main process
+    assert summary["collector_cpu_seconds"] > 0 and summary["steady"]["samples"] > 0
     run_train("--resume", str(run), "--timesteps", "1536")
     assert read_meta(run / "checkpoint.zip")["num_timesteps"] >= 1536
 

@@ -1,5 +1,6 @@
 """What every process the trainers start does first: leave Ctrl-C to its parent, and end as
-soon as the parent is gone (``evaluate.py``'s workers, ``train.py``'s learner process)."""
+soon as the parent is gone (``evaluate.py``'s workers, ``train.py``'s learner process); and
+what every process that collects games sets: one thread."""
 
 from __future__ import annotations
 
@@ -21,3 +22,17 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.2)
     os._exit(1)
+
+
+def one_thread() -> None:
+    """torch and numba on one thread each, in a process that steps games on one core.
+
+    More torch threads are much slower on small machines (README). The engines' parallel
+    kernels wait at each step for their worker threads: beside another busy process that wait
+    cost 10x a run's speed, and K Ray collectors each with a thread per core of the machine
+    made 15 collectors on 16 cores slower than one process (docs/results.md)."""
+    import numba
+    import torch
+
+    torch.set_num_threads(1)
+    numba.set_num_threads(1)

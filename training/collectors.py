@@ -53,10 +53,10 @@ class Collector:
     """One collector (a Ray actor; a plain object in tests): its tables and a policy copy."""
 
     def __init__(self, settings: dict[str, Any], n_steps: int, seed: int):
-        import torch
         from stable_baselines3.common.callbacks import BaseCallback
 
         from agents.catalog import batched_heuristic
+        from training.children import one_thread
         from training.collector import (
             PoolStats,
             SeatRolloutBuffer,
@@ -65,7 +65,7 @@ class Collector:
             fixed_player,
         )
 
-        torch.set_num_threads(1)
+        one_thread()
         s = settings
         heuristic = batched_heuristic(s["game"])
         fixed = fixed_player(s["fixed"], s["game"], s["tables"][0]) if s["fixed"] else None

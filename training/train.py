@@ -733,12 +733,11 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     """Run (or resume) training in ``run``; returns the summary (also in summary.json)."""
-    import numba
-    import torch
 
     from agents.catalog import batched_heuristic
     from training.callbacks import TrainingCallback, load_pool
     from training.checkpoints import check_meta, read_meta, save_atomic, save_or_keep, training_meta
+    from training.children import one_thread
     from training.collector import (
         PoolStats,
         SelfPlayPPO,
@@ -750,10 +749,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     from training.learner import LearnerError, attach, settle
     from training.learner import start as start_learner
 
-    torch.set_num_threads(1)  # more threads are much slower on small machines; see README
-    # The engines' parallel kernels wait at each step for a worker thread; beside another
-    # busy process that wait cost 10x the run's speed (measured), and the env is ~1% anyway.
-    numba.set_num_threads(1)
+    one_thread()
     started = time.monotonic()
     checkpoint = run / "checkpoint.zip"
     # A run stopped before its first checkpoint starts again from the beginning.
