@@ -410,6 +410,18 @@ def test_init_starts_from_a_trained_policy_at_other_table_sizes(tmp_path, capsys
     assert not (tmp_path / "x").exists()
 
 
+def test_init_takes_the_agent_spec_spelling_too(tmp_path):
+    from training.bots import builtin_bot_path
+    from training.train import init_path
+
+    bot = builtin_bot_path("kdk")
+    assert init_path(Args(game="kdk", init="ppo:kdk")) == init_path(Args(game="kdk", init="kdk"))
+    assert init_path(Args(game="kdk", init="ppo:kdk")) == bot
+    assert init_path(Args(game="kdk", init=f"ppo:{bot}")) == bot
+    with pytest.raises(ValueError, match="--init ppo:kingup: the policy was trained for game"):
+        init_path(Args(game="kdk", init="ppo:kingup"))
+
+
 # -- runs that lose nothing: checkpoints by time, a full disk, overwrite, no silent success --
 
 

@@ -137,7 +137,8 @@ class Args:
     init: str = field(
         default="",
         metadata={"help": "start from the weights of a trained policy of this game (a "
-                  "checkpoint path, or a game name for its built-in bot) instead of the warm "
+                  "checkpoint path or ppo:PATH, or a game name or ppo:GAME for its built-in "
+                  "bot) instead of the warm "
                   "start; it may have been trained at other table sizes"},
     )  # fmt: skip
     warm_epochs: int | None = field(
@@ -693,7 +694,8 @@ def init_path(args: Args) -> Path:
     from training.bots import builtin_bot_path
     from training.checkpoints import read_meta, training_meta
 
-    path = builtin_bot_path(args.init) if args.init in GAMES else Path(args.init)
+    name = args.init.removeprefix("ppo:")  # the agent spec's spelling works too, as in exit.py
+    path = builtin_bot_path(name) if name in GAMES else Path(name)
     try:
         meta = read_meta(path)
     except FileNotFoundError as err:
