@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +52,27 @@ def pick(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
     counts = mask.sum(1)
     k = (rng.random(len(mask)) * counts).astype(np.int64)
     return (mask.cumsum(1) <= k[:, None]).sum(1)
+
+
+_SPAWNED: list[subprocess.Popen] = []
+
+
+def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen:
+    """``subprocess.Popen`` of a process that the test's teardown ends if the test did not
+    (``tests/conftest.py``): a test that fails while it waits must not leave a run going."""
+    proc = subprocess.Popen(argv, **kwargs)
+    _SPAWNED.append(proc)
+    return proc
+
+
+def end_spawned() -> None:
+    """Kill what :func:`spawn` started and is still running, and reap it."""
+    while _SPAWNED:
+        proc = _SPAWNED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=30)
 
 
 def interruptible() -> None:

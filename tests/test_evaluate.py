@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from helpers import interruptible
+from helpers import interruptible, spawn
 
 from agents.base import Agent
 from tablegym.aec import TableGameEnv
@@ -445,7 +445,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
 @pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_no_worker_outlives_a_killed_tournament(tmp_path, signal_name):
-    proc = subprocess.Popen(
+    proc = spawn(
         [*EVALUATE, "--game", "kdk", "--agents", "random", "heuristic", "--games", "2000",
          "--workers", "2", "--no-progress", "--out", str(tmp_path / "r.json")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import interruptible
+from helpers import end_spawned, interruptible, spawn
 
 pytest.importorskip("sb3_contrib")
 
@@ -270,8 +270,8 @@ def long_run(run: Path, *extra: str) -> subprocess.Popen:
             "--checkpoint-every", "256", "--snapshot-every", "512", "--eval-every", "1024",
             "--eval-games", "2", "--net-arch", "32", "--warm-start", "0", "--no-progress",
             *extra]  # fmt: skip
-    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=interruptible)  # fmt: skip
+    return spawn(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 preexec_fn=interruptible)  # fmt: skip
 
 
 def wait_for(path: Path, seconds: float = 120) -> None:
@@ -280,6 +280,12 @@ def wait_for(path: Path, seconds: float = 120) -> None:
         if time.monotonic() > deadline:  # a hung run, not a slow one
             pytest.fail(f"{path} never appeared")
         time.sleep(0.2)
+
+
+def test_a_process_a_test_started_ends_with_the_test():
+    proc = spawn([sys.executable, "-c", "import time; time.sleep(600)"])
+    end_spawned()  # what tests/conftest.py does after every test
+    assert proc.poll() == -signal.SIGKILL
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
