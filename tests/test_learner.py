@@ -67,6 +67,8 @@ def test_two_processes_train_and_resume_and_leave_no_process(tmp_path):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["workers"] == 2 and summary["steps"] >= 1024
     assert 0 < summary["learner_busy"] < 1
+    # The learner process's CPU time is measured there and counted in the run's.
+    assert summary["learner_cpu_seconds"] > 0
     # The learner's updates reached the checkpoint: its count of gradient steps is there.
     first = read_meta(run / "checkpoint.zip")["num_timesteps"]
     run_train("--resume", str(run), "--timesteps", "2048", "--workers", "2")

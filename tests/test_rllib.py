@@ -1,22 +1,15 @@
 """Ray RLlib: the MultiAgentEnvs, one training iteration per game, the rllib:DIR agent, a cluster.
 
 One small local Ray (2 CPUs) is shared by the module's training tests and shut down after them.
-The two-node test starts its own Ray head and worker node with ``ray start --block`` and ends
+The two-node test starts its own Ray head and worker node (``training.local_cluster``) and ends
 exactly those processes (their process groups), never other Ray instances on the machine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,6 +25,7 @@ from tablegym.games import observation_of, rules_of  # noqa: E402
 from tablegym.rllib import ENVS  # noqa: E402
 from training import tags, train_rllib  # noqa: E402
 from training.evaluate import evaluate  # noqa: E402
+from training.local_cluster import LOOPBACK, LocalCluster, closed_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = [sys.executable, str(ROOT / "training" / "train_rllib.py")]
@@ -265,13 +259,6 @@ def test_rllib_agent_refuses_another_game_and_player_count(local_ray, tmp_path, 
 # -- the command line ---------------------------------------------------------------------
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -307,83 +294,20 @@ def test_unreachable_address_fails_instead_of_waiting(tmp_path):
 # -- a two-node cluster on this machine ---------------------------------------------------
 
 
-# Both nodes and the driver on the loopback interface only, without Ray's token auth (whose
-# token file a real cluster distributes; see docs/rllib.md).
-LOOPBACK = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_ADDRESS": ""}
-
-
-def start_node(*args: str, log: Path) -> subprocess.Popen:
-    """``ray start --block`` in its own process group, so that exactly it can be stopped."""
-    ray = str(Path(sys.executable).with_name("ray"))
-    cmd = [ray, "start", "--block", "--disable-usage-stats", "--node-ip-address=127.0.0.1", *args]
-    return subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True, env=LOOPBACK)  # fmt: skip
-
-
-def stop_nodes(nodes: list[subprocess.Popen]) -> None:
-    """SIGTERM to each node's process group (ray start, its raylet, GCS and workers), all at
-    once since each drains for up to 30 s; SIGKILL to whatever is left after 40 s."""
-    for node in nodes:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(node.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 40
-    for node in nodes:
-        while True:
-            node.poll()  # reap `ray start` once it exits: a zombie still counts in its group
-            try:
-                os.killpg(node.pid, 0)  # is any process of the group left?
-            except ProcessLookupError:
-                break
-            if time.monotonic() > deadline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(node.pid, signal.SIGKILL)
-            time.sleep(0.2)
-        node.wait(timeout=30)
-
-
 @pytest.mark.slow
 def test_two_node_cluster_samples_on_both_nodes(tmp_path):
-    port = closed_port()
-    # Ray's socket paths must stay under 107 bytes: pytest's tmp_path is too deep for them.
-    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-    head = start_node("--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
-                      f"--temp-dir={temp}", log=tmp_path / "head.log")  # fmt: skip
-    nodes = [head]
-    try:
-        deadline = time.monotonic() + 60
-        while True:  # the head answers on its GCS port once it is up
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                up = head.poll() is None and time.monotonic() < deadline
-                assert up, (tmp_path / "head.log").read_text()
-                time.sleep(0.5)
-        nodes.append(start_node(f"--address=127.0.0.1:{port}", "--num-cpus=1",
-                                log=tmp_path / "worker.log"))  # fmt: skip
+    with LocalCluster([1, 1], logs=tmp_path) as cluster:
         run = tmp_path / "run"
-        cmd = [*SCRIPT, "--game", "kingup", "--address", f"127.0.0.1:{port}",
+        cmd = [*SCRIPT, "--game", "kingup", "--address", cluster.address,
                "--num-env-runners", "2", "--iterations", "2", "--train-batch-size", "400",
                "--minibatch-size", "200", "--num-epochs", "1", "--hidden", "32",
                "--eval-every", "0", "--eval-games", "4", "--out", str(run),
                "--no-progress"]  # fmt: skip
-        env = LOOPBACK
-        # Wait for the worker node to join: two nodes with one CPU each.
-        probe = (
-            f"import ray,time;ray.init(address='127.0.0.1:{port}',logging_level='ERROR');"
-            "t=time.time()\nwhile len(ray.nodes())<2 and time.time()-t<60: time.sleep(0.5)\n"
-            "print(sum(n['Alive'] for n in ray.nodes()))"
-        )
-        alive = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                               timeout=120, env=env)  # fmt: skip
-        assert alive.stdout.strip() == "2", alive.stderr
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                              env=LOOPBACK)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
         last = json.loads((run / "progress.jsonl").read_text().splitlines()[-1])
         by_node = last["env_steps_by_node"]
         print(json.dumps(last, indent=1))
         assert len(by_node) == 2 and min(by_node.values()) > 0, by_node
         assert sum(by_node.values()) == last["env_steps"]
-    finally:
-        stop_nodes(nodes)
-        shutil.rmtree(temp, ignore_errors=True)

@@ -70,6 +70,12 @@ def test_cli_run_per_game(game, tmp_path):
     assert set(summary["final"]) == {"random", "heuristic", "pool"}
     assert {"env", "inference", "update", "evaluation"} <= set(summary["time_split"])
     assert sum(summary["time_split"].values()) == pytest.approx(1, abs=0.01)
+    # The steady rate leaves out the first of the four rollouts.
+    steady = summary["steady"]
+    assert 0 < steady["samples"] <= summary["steps"] - 256 and steady["cpu_seconds"] > 0
+    assert steady["samples_per_cpu_second"] == pytest.approx(
+        steady["samples"] / steady["cpu_seconds"], rel=0.01
+    )
     # Every opponent kind that decided has its cost; the game's default mix is written out.
     costs = summary["us_per_decision"]
     assert set(costs) == {k for k, n in summary["decisions"].items() if n and k != "self"}

@@ -66,6 +66,7 @@ class TrainingCallback(BaseCallback):
         self._first_step = 0
         self._checkpointed = time.monotonic()  # train.py saves one as PPO starts
         self._rate_from = (0, 0.0)  # (step, time.monotonic()) of the last samples/s point
+        self._steady_from: tuple[int, float, float] | None = None  # (step, wall, CPU)
 
     # -- SB3 hooks --------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -126,6 +127,34 @@ class TrainingCallback(BaseCallback):
         if now > then and self.num_timesteps > step:
             self.logger.record(tags.SAMPLES_PER_SECOND, (self.num_timesteps - step) / (now - then))
         self._rate_from = (self.num_timesteps, now)
+        if self._steady_from is None:
+            self._steady_from = (self.num_timesteps, now, self.cpu_seconds(self.model))
+
+    def cpu_seconds(self, model: Any) -> float:
+        """CPU seconds of this run so far: this process, its learner process's updates and its
+        collectors' rollouts."""
+        learner, collectors = getattr(model, "learner", None), model.collectors
+        return (
+            time.process_time()
+            + (0.0 if learner is None else learner.cpu_seconds)
+            + (0.0 if collectors is None else collectors.cpu_seconds)
+        )
+
+    def steady(self, model: Any) -> dict[str, float] | None:
+        """Samples, wall and CPU seconds after the first rollout (start-up, compilation and
+        the pipeline's filling excluded), and the rates they give."""
+        if self._steady_from is None or model.num_timesteps <= self._steady_from[0]:
+            return None
+        step, wall, cpu = self._steady_from
+        samples = model.num_timesteps - step
+        wall, cpu = time.monotonic() - wall, self.cpu_seconds(model) - cpu
+        return {
+            "samples": int(samples),
+            "seconds": round(wall, 3),
+            "cpu_seconds": round(cpu, 3),
+            "samples_per_second": round(samples / max(wall, 1e-9), 1),
+            "samples_per_cpu_second": round(samples / max(cpu, 1e-9), 1),
+        }
 
     def _on_training_end(self) -> None:
         if self._bar is not None:
@@ -242,6 +271,7 @@ class TrainingCallback(BaseCallback):
     def finish(self, model: Any) -> dict[str, Any]:
         """Final checkpoint, evaluation and plot; the run's summary."""
         learn_seconds = time.monotonic() - self._learn_started
+        steady = self.steady(model)
         self.checkpoint()
         # learn() overshoots to a whole rollout; an evaluation within that rollout is final.
         if not self.curve or self.num_timesteps - self.curve[-1]["step"] >= model.n_steps:
@@ -256,6 +286,7 @@ class TrainingCallback(BaseCallback):
             "steps": int(model.num_timesteps),
             "final": final,
             "samples_per_second": round(samples / max(learn_seconds, 1e-9), 1),
+            "steady": steady,
             "time_split": self.time_split(model, learn_seconds),
             "workers": 1 if learner is None else 2,
             "decisions": dict(self.selfplay.decisions),
@@ -266,6 +297,7 @@ class TrainingCallback(BaseCallback):
             summary["collector_cpu_seconds"] = round(model.collectors.cpu_seconds, 2)
         if learner is not None:  # the learner process's share of the time busy updating
             summary["learner_busy"] = round(learner.seconds / max(learn_seconds, 1e-9), 4)
+            summary["learner_cpu_seconds"] = round(learner.cpu_seconds, 2)
         write_json_atomic(self.run / "summary.json", summary)
         return summary
 

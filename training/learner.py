@@ -132,6 +132,7 @@ class LearnerProcess:
         self.pending = False  # an update is in flight
         self.ready: dict[str, Any] | None = None  # its result, received but not yet acted with
         self.seconds = 0.0  # the learner's own time in updates
+        self.cpu_seconds = 0.0  # and its CPU time in them
         self._first: list[BaseException] = []
         self._sending: threading.Thread | None = None
 
@@ -202,6 +203,7 @@ class LearnerProcess:
             if "error" in result:
                 raise LearnerError(f"the learner process failed: {result['error']}")
             self.seconds += result["seconds"]
+            self.cpu_seconds += result["cpu"]
             self.ready = result
 
     def close(self, timeout: float = 10.0) -> None:
@@ -340,7 +342,7 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
 
 
 def _update(model: Any, job: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     buffer = model.rollout_buffer
     for name, array in arrays.items():
         setattr(buffer, name, array)  # read only: minibatches are copies
@@ -357,6 +359,7 @@ def _update(model: Any, job: dict[str, Any], arrays: dict[str, np.ndarray]) -> d
         "logged": {k: float(v) if isinstance(v, np.floating) else v for k, v in logged.items()},
         "excluded": excluded,
         "seconds": time.perf_counter() - started,
+        "cpu": time.process_time() - cpu,
     }
 
 
