@@ -189,6 +189,10 @@ def test_one_iteration_trains_checkpoints_and_evaluates(game, local_ray, tmp_pat
     result = evaluate(game, lineup, games=opts["num_players"], seed=1, options=opts)
     assert result["games"] == opts["num_players"]
     if game == "kingup":  # resume: the iteration count and the env steps go on
+        # A run killed after its progress row of iteration 2 but before that checkpoint, and
+        # one killed mid-line by an older version: iteration 2 runs again, written once.
+        with (run / "progress.jsonl").open("a") as fh:
+            fh.write(json.dumps({**rows[0], "iteration": 2}) + '\n{"iteration": 3, "env_st')
         more = train_rllib.Args(resume=str(run), iterations=2, progress=False)
         train_rllib.train(more, frozenset({"resume", "iterations"}))
         rows = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]

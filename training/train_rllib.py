@@ -54,6 +54,7 @@ from tablegym.files import (  # noqa: E402
     thread_write_errors_quiet,
     write_atomic,
     write_json_atomic,
+    write_text_atomic,
 )
 from tablegym.games import GAMES, rules_of, spec_of  # noqa: E402
 from tablegym.options import check_int, parse_options  # noqa: E402
@@ -401,6 +402,7 @@ class Run:
         self.dir = args.run_dir()
         self.meta = {**game_meta(args.game, options), "format": "tablegym-rllib-1"}
         self.curve: list[dict[str, Any]] = _read_json(self.dir / "curve.json", [])
+        self.progress = _read_progress(self.dir / "progress.jsonl")
         self.league = _read_json(self.dir / "league.json", {"next": 0, "from_iteration": []})
         self.tb = SummaryWriter(str(self.dir / "tb"))
         self.steps = steps  # env steps sampled over the whole run (all seats' decisions)
@@ -453,8 +455,10 @@ class Run:
             },
         }
         row = {k: (float(v) if hasattr(v, "item") else v) for k, v in row.items()}
-        with (self.dir / "progress.jsonl").open("a") as fh:
-            fh.write(json.dumps(row) + "\n")
+        # Rows from iterations a resumed run does again (saved after its checkpoint) go.
+        self.progress = [r for r in self.progress if r["iteration"] < row["iteration"]] + [row]
+        lines = "".join(json.dumps(r) + "\n" for r in self.progress)
+        write_text_atomic(self.dir / "progress.jsonl", lines)  # whole or not at all
         step = self.steps
         for key, tag in (
             ("main_return_mean", tags.EPISODE_REWARD),
@@ -558,6 +562,18 @@ class Run:
 
 def _read_json(path: Path, default: Any) -> Any:
     return json.loads(path.read_text()) if path.is_file() else default
+
+
+def _read_progress(path: Path) -> list[dict[str, Any]]:
+    """The rows of ``progress.jsonl``; a torn last line (a run that an older version wrote,
+    killed mid-line) is dropped."""
+    rows = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return rows
 
 
 def _write_json(path: Path, value: Any) -> None:
