@@ -125,11 +125,13 @@ def draw(state: State, viewer: int | None = None, ax: Axes | None = None) -> Fig
         ax.text(x, NUM_FLOORS + 0.6, title, fontsize=9, weight="bold", va="top")
         ax.text(x, NUM_FLOORS + 0.1, "\n".join(names) or "-", fontsize=8, va="top")
     tot = totals(state)
-    players = "   ".join(
+    cells = [
         f"{'>' if s == state.to_play else ''}p{s}: NO {state.no_left[s]}, {tot[s]} pts"
         for s in range(state.num_players)
-    )
-    ax.text(0, -0.35, players, fontsize=8, va="top")
+    ]
+    # Three players a line: six on one line ran past the picture's right edge.
+    lines = ["   ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
+    ax.text(0, -0.35, "\n".join(lines), fontsize=8, va="top")
     phase = state.phase.name.lower().replace("_", " ")
     ax.set_title(
         f"King Up!  round {state.round + 1}/{state.num_rounds}, {phase}"
@@ -137,6 +139,6 @@ def draw(state: State, viewer: int | None = None, ax: Axes | None = None) -> Fig
         fontsize=10,
     )
     ax.set_xlim(-1.8, CAPACITY + 3.4)
-    ax.set_ylim(-0.9, NUM_FLOORS + 1.1)
+    ax.set_ylim(-0.55 - 0.35 * len(lines), NUM_FLOORS + 1.1)
     ax.set_axis_off()
     return ax.figure

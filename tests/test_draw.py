@@ -36,6 +36,24 @@ def test_draw_returns_a_figure_that_renders(game, steps, viewer):
 
 
 @pytest.mark.parametrize("game", list(PLAYERS))
+def test_every_text_stays_inside_the_picture_at_the_largest_table(game):
+    from tablegym.games import spec_of
+
+    n = max(spec_of(game).player_counts)
+    env = random_position(env_class(game)(num_players=n), seed=7, steps=30)
+    fig = env.rendering.draw(env.game_state, viewer=0)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    inside = fig.bbox
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_text().strip() and text.get_visible():
+            box = text.get_window_extent(renderer)
+            assert inside.x0 - 1 <= box.x0 and box.x1 <= inside.x1 + 1, text.get_text()
+            assert inside.y0 - 1 <= box.y0 and box.y1 <= inside.y1 + 1, text.get_text()
+
+
+@pytest.mark.parametrize("game", list(PLAYERS))
 def test_draw_into_given_axes(game):
     env = position(game, 10)
     fig = Figure()
