@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 #: The environment of the nodes and of the drivers that join them.
@@ -106,11 +107,15 @@ class LocalCluster:
         the session's socket folder and each picks the first free name, so two that start at
         once can pick the same one (and the second's raylet aborts): start them one by one."""
         sockets = Path(self._temp) / "session_latest" / "sockets"
+        self._wait(lambda: len(list(sockets.glob("plasma_store*"))) >= count, count - 1)
+
+    def _wait(self, ready: Callable[[], bool], node: int) -> None:
+        """Poll ``ready`` until it holds; node ``node``'s log in the error if it ends first."""
         deadline = time.monotonic() + self.timeout
-        while len(list(sockets.glob("plasma_store*"))) < count:
-            if self.nodes[-1].poll() is not None or time.monotonic() > deadline:
-                log = (self.logs / f"node{count - 1}.log").read_text()[-2000:]
-                raise RuntimeError(f"Ray node {count - 1} did not start:\n{log}")
+        while not ready():
+            if self.nodes[node].poll() is not None or time.monotonic() > deadline:
+                log = (self.logs / f"node{node}.log").read_text()[-2000:]
+                raise RuntimeError(f"Ray node {node} did not start:\n{log}")
             time.sleep(0.2)
 
     def __exit__(self, *exc: object) -> None:
@@ -119,16 +124,16 @@ class LocalCluster:
         shutil.rmtree(self._temp, ignore_errors=True)
 
     def _wait_for_head(self) -> None:
-        deadline = time.monotonic() + self.timeout
-        while True:  # the head answers on its GCS port once it is up
+        """Until the head answers on its GCS port."""
+
+        def answers() -> bool:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
             except OSError:
-                if self.nodes[0].poll() is not None or time.monotonic() > deadline:
-                    log = (self.logs / "node0.log").read_text()[-2000:]
-                    raise RuntimeError(f"the Ray head did not start:\n{log}") from None
-                time.sleep(0.5)
+                return False
+            return True
+
+        self._wait(answers, 0)
 
     def _wait_for_nodes(self) -> None:
         """Until every node is alive in the cluster (a driver that asks, then leaves)."""

@@ -138,8 +138,8 @@ class Args:
         default="",
         metadata={"help": "start from the weights of a trained policy of this game (a "
                   "checkpoint path or ppo:PATH, or a game name or ppo:GAME for its built-in "
-                  "bot) instead of the warm "
-                  "start; it may have been trained at other table sizes"},
+                  "bot) instead of the warm start; it may have been trained at other table "
+                  "sizes"},
     )  # fmt: skip
     warm_epochs: int | None = field(
         default=None, metadata={"help": per_game("epochs of imitation", "warm_epochs")}
@@ -735,7 +735,6 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     """Run (or resume) training in ``run``; returns the summary (also in summary.json)."""
-
     from agents.catalog import batched_heuristic
     from training.callbacks import TrainingCallback, load_pool
     from training.checkpoints import check_meta, read_meta, save_atomic, save_or_keep, training_meta
