@@ -12,7 +12,8 @@ measured on seeds used in neither training nor selection (``--eval-seed``): its 
 game's default table size against heuristics and against random players (``--games`` games
 each, seats rotated, duplicate deals), and the best-response probe (``training/exploit.py``,
 a fresh learner given ``--probe-minutes`` CPU minutes against it). ``--jobs`` configs run at
-once (one core each). Prints a Markdown table and writes every number to ``--out``.
+once, each training run with ``--workers`` processes (default 1: one core each). Prints a
+Markdown table and writes every number to ``--out``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
         str(run),
         "--overwrite",
         "--no-progress",
+        "--workers",
+        str(args.workers),
         *flags(config),
     ]
     subprocess.run(train, check=True, capture_output=True, cwd=ROOT)
@@ -135,6 +138,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--eval-seed", type=int, default=20261128)
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument(
+        "--workers", type=int, default=1, help="processes of each training run (train.py --workers)"
+    )
     p.add_argument("--dir", type=Path, default=ROOT / "runs" / "sweep")
     p.add_argument("--out", type=Path)
     args = p.parse_args()

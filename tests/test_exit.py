@@ -124,7 +124,10 @@ def test_resume_continues_the_round_count_with_the_network(tmp_path):
     log = json.loads((run / "rounds.json").read_text())
     assert [e["round"] for e in log] == [1, 2]
     assert f"prior=ppo:{run / 'checkpoint.zip'}" in log[1]["teacher"]  # round 2 is guided
-    assert log[1]["buffer"] == log[0]["decisions"] + log[1]["decisions"]  # two rounds' targets
+    # The buffer: both rounds' targets but round 2's held-out game (one of its two shards).
+    held = log[1]["held_out"]["decisions"]
+    assert 0 < held < log[1]["decisions"]
+    assert log[1]["buffer"] == log[0]["decisions"] + log[1]["decisions"] - held
     history = json.loads((run / "config.json").read_text())["history"]
     assert history == [{"step": 1, "changed": {"rounds": [1, 2]}}]
 
@@ -198,3 +201,35 @@ def test_the_fit_learns_the_visit_distributions_and_outcomes():
     stats = fit(model, data, args, seed=0)
     assert stats["agreement"] == 1.0 and stats["kl"] < 0.05
     assert stats["value_mse"] < 0.05
+
+
+def test_held_out_games_stay_out_of_the_fit(tmp_path, monkeypatch):
+    from training import exit as exit_module
+
+    fitted, fit = [], exit_module.fit
+
+    def recorded_fit(model, data, *args, **kwargs):
+        fitted.append(data)
+        return fit(model, data, *args, **kwargs)
+
+    monkeypatch.setattr(exit_module, "fit", recorded_fit)
+    run = run_exit(tmp_path, "updown", "--rounds", "1", "--games", "3")
+    (entry,) = json.loads((run / "rounds.json").read_text())
+    held = Targets.load(run / "rounds" / "round_001" / "shard_0002.npz")  # the last game
+    assert entry["held_out"]["decisions"] == len(held) == entry["decisions"] - entry["buffer"]
+    assert len(fitted[0]) == entry["buffer"]
+    rows = {r.tobytes() for r in fitted[0].observations}
+    assert not any(r.tobytes() in rows for r in held.observations)
+    assert set(entry["held_out"]["before"]) == {"cross_entropy", "kl", "value_mse", "agreement"}
+
+    run = run_exit(tmp_path, "updown", "--rounds", "1", "--holdout", "0", out="none")
+    (entry,) = json.loads((run / "rounds.json").read_text())
+    assert "held_out" not in entry and entry["buffer"] == entry["decisions"]
+
+
+@pytest.mark.parametrize(("shards", "share", "held"), [(1, 0.1, 0), (2, 0.1, 1), (10, 0.25, 2),
+                                                        (4, 0.9, 3), (5, 0.0, 0)])  # fmt: skip
+def test_the_held_out_share_rounds_and_keeps_a_fit(shards, share, held):
+    from training.exit import held_out
+
+    assert held_out([Path(f"s{k}") for k in range(shards)], share) == held

@@ -13,7 +13,8 @@ Every round (Anthony et al. 2017; AlphaZero's loop without its self-play scale):
    of the policy (over the legal actions) to the root's visit distribution, plus half the
    squared error of the value head to the game's outcome for the acting seat (+1 win, -1
    otherwise: the ``"win"`` reward that PPO's value head estimates), ``--epochs`` passes of
-   Adam at ``--learning-rate``.
+   Adam at ``--learning-rate``. The round's last shards (``--holdout`` of its games) stay out
+   of its fit and are measured before and after it (``held_out`` in ``rounds.json``).
 3. **save** the network as ``checkpoint.zip`` (``training.checkpoints.save_atomic``, the
    trainer's metadata plus ``exit_round``), so ``ppo:DIR/checkpoint.zip`` plays it,
    ``prior=ppo:...`` searches with it and ``tablegym-train --init`` fine-tunes it.
@@ -91,6 +92,11 @@ class Args:
     buffer_rounds: int = field(
         default=2, metadata={"help": "recent rounds whose targets the network is fitted to"}
     )
+    holdout: float = field(
+        default=0.1,
+        metadata={"help": "share of each round's games kept out of its fit and measured after "
+                  "it (whole shards, at least one of two or more; 0: none)"},
+    )  # fmt: skip
     epochs: int = field(default=10, metadata={"help": "passes over the buffer per round"})
     batch_size: int = field(default=256, metadata={"help": "minibatch size of the fit"})
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
@@ -185,6 +191,8 @@ class Args:
             raise ValueError(f"--value-weight must lie in [0, 1]; got {self.value_weight!r}")
         if self.puct < 0:
             raise ValueError(f"--puct must be a number >= 0; got {self.puct!r}")
+        if not 0 <= self.holdout < 1:
+            raise ValueError(f"--holdout must lie in [0, 1); got {self.holdout!r}")
         if not 0 < self.learning_rate <= 1:
             raise ValueError(f"--learning-rate must lie in (0, 1]; got {self.learning_rate!r}")
         self.search_options()
@@ -261,40 +269,62 @@ def new_network(args: Args) -> Any:
 def fit(model: Any, data: Any, args: Args, seed: int) -> dict[str, float]:
     """Fit ``model.policy`` to targets (``training.search_targets.Targets``): cross-entropy to
     the visit distributions over the legal actions, half the squared error of the values to
-    the outcomes. The last epoch's means, the KL from the targets (cross-entropy less their
-    entropy) and how often the policy's favourite is the search's most visited move."""
+    the outcomes, ``--epochs`` passes. Then :func:`measure` on the same targets."""
     import numpy as np
     import torch
 
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
-    obs, masks, visits, outcomes = (
-        torch.as_tensor(x) for x in (data.observations, data.masks, data.visits, data.outcomes)
-    )
+    obs, masks, visits, outcomes = tensors(data)
     rng = np.random.default_rng(seed)
     policy.set_training_mode(True)
-    totals = np.zeros(2)
     for _ in range(args.epochs):
-        totals[:] = 0
         for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // args.batch_size)):
             ce, value_loss = losses(policy, obs[idx], masks[idx], visits[idx], outcomes[idx])
             optimizer.zero_grad()
             (ce + 0.5 * value_loss).backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
             optimizer.step()
-            totals += len(idx) * np.array([ce.item(), value_loss.item()])
     policy.set_training_mode(False)
+    return measure(policy, data)
+
+
+def measure(policy: Any, data: Any) -> dict[str, float]:
+    """How well ``policy`` matches targets: the cross-entropy to the visit distributions, the
+    KL from them (the cross-entropy less their entropy), the values' squared error to the
+    outcomes and how often the policy's favourite is the search's most visited move."""
+    import numpy as np
+    import torch
+
+    obs, masks, visits, outcomes = tensors(data)
     with torch.no_grad():
+        ce, value_mse = (float(x) for x in losses(policy, obs, masks, visits, outcomes))
         probs = policy.get_distribution(obs, action_masks=masks).distribution.probs.numpy()
     target = data.visits
     entropy = -np.sum(np.where(target > 0, target * np.log(np.maximum(target, 1e-12)), 0), axis=1)
-    cross_entropy, value_mse = totals / len(data)
     return {
-        "cross_entropy": round(float(cross_entropy), 4),
-        "kl": round(float(cross_entropy - entropy.mean()), 4),
-        "value_mse": round(float(value_mse), 4),
+        "cross_entropy": round(ce, 4),
+        "kl": round(ce - float(entropy.mean()), 4),
+        "value_mse": round(value_mse, 4),
         "agreement": round(float(np.mean(probs.argmax(1) == target.argmax(1))), 4),
     }
+
+
+def tensors(data: Any) -> tuple[Any, ...]:
+    """The targets' observations, masks, visit distributions and outcomes as torch tensors."""
+    import torch
+
+    return tuple(
+        torch.as_tensor(x) for x in (data.observations, data.masks, data.visits, data.outcomes)
+    )
+
+
+def held_out(shards: list[Path], share: float) -> int:
+    """How many of a round's shards (the last ones) stay out of its fit: ``share`` of them,
+    rounded, at least one where there are two or more, never all."""
+    if share <= 0 or len(shards) < 2:
+        return 0
+    return min(len(shards) - 1, max(1, round(share * len(shards))))
 
 
 def losses(policy: Any, obs: Any, masks: Any, visits: Any, outcomes: Any) -> tuple[Any, Any]:
@@ -324,7 +354,7 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
     import torch
 
     from training.checkpoints import save_atomic, training_meta
-    from training.search_targets import Targets, generate
+    from training.search_targets import generate
 
     torch.set_num_threads(1)  # small fits; more threads are slower on small machines
     checkpoint, log_path = run / "checkpoint.zip", run / "rounds.json"
@@ -347,17 +377,17 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
             args.game, args.table(), spec, args.games, args.seed * 100_003 + r,
             run / "rounds" / f"round_{r:03d}", args.workers, args.shard_games, args.progress,
         )  # fmt: skip
-        buffer = [data] + [
-            Targets.concat([Targets.load(p) for p in sorted(d.glob("shard_*.npz"))])
-            for k in range(max(1, r - args.buffer_rounds + 1), r)
-            if (d := run / "rounds" / f"round_{k:03d}").is_dir()
-        ]
+        fitted, held = round_targets(args, run, r)
         fit_started = time.process_time()
-        stats = fit(model, Targets.concat(buffer), args, seed=args.seed + r)
+        before = measure(model.policy, held) if held is not None else None
+        stats = fit(model, fitted, args, seed=args.seed + r)
+        if held is not None:
+            stats["held_out"] = {"decisions": len(held), "before": before,
+                                 **measure(model.policy, held)}  # fmt: skip
         model.num_timesteps += len(data)  # the decisions learned from, as PPO counts samples
         save_atomic(model, checkpoint, {**meta, "exit_round": r})
         entry = {"round": r, "teacher": spec, "decisions": len(data),
-                 "buffer": sum(len(b) for b in buffer), **cost, **stats,
+                 "buffer": len(fitted), **cost, **stats,
                  "fit_cpu_seconds": round(time.process_time() - fit_started, 2),
                  "main_cpu_seconds": round(time.process_time() - started, 2)}  # fmt: skip
         log.append(entry)
@@ -366,6 +396,26 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
             print(f"round {r}: {json.dumps(entry)}", flush=True)
         guided = True
     return {"run": str(run), "rounds": len(log), "checkpoint": str(checkpoint), "log": log[-1:]}
+
+
+def round_targets(args: Args, run: Path, r: int) -> tuple[Any, Any]:
+    """Round ``r``'s targets to fit (its shards but the held-out ones, then the whole shards
+    of the buffer's earlier rounds) and its held-out targets (None where none are held out)."""
+    from training.search_targets import Targets
+
+    def load(paths: list[Path]) -> Targets:
+        return Targets.concat([Targets.load(p) for p in paths])
+
+    shards = [run / "rounds" / f"round_{r:03d}" / f"shard_{k:04d}.npz"
+              for k in range(-(-args.games // args.shard_games))]  # generate's names  # fmt: skip
+    kept = len(shards) - held_out(shards, args.holdout)
+    earlier = [
+        load(sorted(d.glob("shard_*.npz")))
+        for k in range(max(1, r - args.buffer_rounds + 1), r)
+        if (d := run / "rounds" / f"round_{k:03d}").is_dir()
+    ]
+    held = load(shards[kept:]) if kept < len(shards) else None
+    return Targets.concat([load(shards[:kept]), *earlier]), held
 
 
 def train(args: Args, run: Path) -> dict[str, Any]:
