@@ -98,7 +98,7 @@ def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
     assert resolved.ent_coef == 0.005 != kdk.resolved().ent_coef
     assert (resolved.anneal, resolved.clip_range) == ("ent", 0.1)
-    assert (kdk.resolved().anneal, kdk.resolved().clip_range) == ("", 0.2)
+    assert (kdk.resolved().anneal, kdk.resolved().clip_range) == ("", 0.1)
     assert parse_args(["--game", "updown", "--anneal", ""])[0].resolved().anneal == ""
     assert parse_args(["--game", "updown", "--ent-coef", "0.02"])[0].resolved().ent_coef == 0.02
     assert (resolved.n_epochs, kdk.resolved().n_epochs) == (1, 2)
