@@ -55,8 +55,18 @@ def test_a_bot_plays_only_its_own_game():
 
 
 def test_a_bot_is_refused_at_a_table_size_it_was_not_trained_at():
+    specialist = ROOT / "notebooks" / "models" / "updown.zip"  # the 2-player Up & Down bot
     with pytest.raises(ValueError, match="trained for num_players 2, but this game has 4"):
-        make_agent("ppo:updown", "updown", num_players=4)
+        make_agent(f"ppo:{specialist}", "updown", num_players=4)
+
+
+def test_every_builtin_bot_plays_every_table_size_of_its_game():
+    from tablegym.games import spec_of
+
+    for game in GAMES:
+        assert read_meta(bots.builtin_bot_path(game))["player_counts"] == list(
+            spec_of(game).player_counts
+        )
 
 
 def test_other_ppo_arguments_are_file_paths(tmp_path, monkeypatch):

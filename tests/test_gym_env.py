@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -177,9 +179,10 @@ def test_recipes_single_seat(name):
         assert 0 <= ns["illegal"] <= 50
 
 
-def test_a_builtin_bot_at_a_table_size_it_never_played_is_refused_in_one_line():
+def test_a_trained_bot_at_a_table_size_it_never_played_is_refused_in_one_line():
     pytest.importorskip("torch")
+    specialist = Path(__file__).resolve().parents[1] / "notebooks" / "models" / "updown.zip"
     message = "trained for num_players 2, but this game has 4"
     with pytest.raises(ValueError, match=message) as raised:
-        gymnasium.make(IDS["updown"], num_players=4, opponents="ppo:updown")
+        gymnasium.make(IDS["updown"], num_players=4, opponents=f"ppo:{specialist}")
     assert "\n" not in str(raised.value)
