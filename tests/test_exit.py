@@ -232,4 +232,4 @@ def test_held_out_games_stay_out_of_the_fit(tmp_path, monkeypatch):
 def test_the_held_out_share_rounds_and_keeps_a_fit(shards, share, held):
     from training.exit import held_out
 
-    assert held_out([Path(f"s{k}") for k in range(shards)], share) == held
+    assert held_out(shards, share) == held

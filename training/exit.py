@@ -319,12 +319,12 @@ def tensors(data: Any) -> tuple[Any, ...]:
     )
 
 
-def held_out(shards: list[Path], share: float) -> int:
-    """How many of a round's shards (the last ones) stay out of its fit: ``share`` of them,
+def held_out(shards: int, share: float) -> int:
+    """How many of a round's ``shards`` (the last ones) stay out of its fit: ``share`` of them,
     rounded, at least one where there are two or more, never all."""
-    if share <= 0 or len(shards) < 2:
+    if share <= 0 or shards < 2:
         return 0
-    return min(len(shards) - 1, max(1, round(share * len(shards))))
+    return min(shards - 1, max(1, round(share * shards)))
 
 
 def losses(policy: Any, obs: Any, masks: Any, visits: Any, outcomes: Any) -> tuple[Any, Any]:
@@ -401,14 +401,13 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
 def round_targets(args: Args, run: Path, r: int) -> tuple[Any, Any]:
     """Round ``r``'s targets to fit (its shards but the held-out ones, then the whole shards
     of the buffer's earlier rounds) and its held-out targets (None where none are held out)."""
-    from training.search_targets import Targets
+    from training.search_targets import Targets, shard_paths
 
     def load(paths: list[Path]) -> Targets:
         return Targets.concat([Targets.load(p) for p in paths])
 
-    shards = [run / "rounds" / f"round_{r:03d}" / f"shard_{k:04d}.npz"
-              for k in range(-(-args.games // args.shard_games))]  # generate's names  # fmt: skip
-    kept = len(shards) - held_out(shards, args.holdout)
+    shards = shard_paths(run / "rounds" / f"round_{r:03d}", args.games, args.shard_games)
+    kept = len(shards) - held_out(len(shards), args.holdout)
     earlier = [
         load(sorted(d.glob("shard_*.npz")))
         for k in range(max(1, r - args.buffer_rounds + 1), r)

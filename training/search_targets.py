@@ -123,6 +123,11 @@ def play_shard(shard: Shard) -> tuple[int, float]:
     return shard.games, time.process_time() - started
 
 
+def shard_paths(out: str | Path, games: int, shard_games: int) -> list[Path]:
+    """The shard files of ``games`` games in ``out``, ``shard_games`` to a file, in order."""
+    return [Path(out) / f"shard_{k:04d}.npz" for k in range(-(-games // shard_games))]
+
+
 def generate(
     game: str,
     options: dict[str, Any],
@@ -150,8 +155,8 @@ def generate(
     out.mkdir(parents=True, exist_ok=True)
     counts = [min(shard_games, games - k) for k in range(0, games, shard_games)]
     shards = [
-        Shard(game, options, spec, seed, k, n, str(out / f"shard_{k:04d}.npz"))
-        for k, n in enumerate(counts)
+        Shard(game, options, spec, seed, k, n, str(path))
+        for k, (n, path) in enumerate(zip(counts, shard_paths(out, games, shard_games)))
     ]
     todo = [s for s in shards if not Path(s.path).is_file()]
     started, cpu = time.monotonic(), 0.0
