@@ -203,6 +203,43 @@ def test_the_fit_learns_the_visit_distributions_and_outcomes():
     assert stats["value_mse"] < 0.05
 
 
+def _one_sided_targets(model, favour, k=256, seed=0):
+    """Targets whose visits favour action ``favour`` (always legal) and whose outcome is 0.5."""
+    rng = np.random.default_rng(seed)
+    size, actions = model.observation_space.shape[0], model.action_space.n
+    masks = rng.random((k, actions)) < 0.5
+    masks[:, [3, 4]] = True
+    visits = np.zeros((k, actions), dtype=np.float32)
+    visits[:, favour] = 1.0
+    obs = rng.random((k, size), dtype=np.float32)
+    return Targets(obs, masks, visits, np.full(k, 0.5, dtype=np.float32))
+
+
+def test_each_head_keeps_its_best_epoch_on_the_held_out_games():
+    # The fitted games favour action 3, the held-out ones action 4, with the same outcome:
+    # every epoch makes the policy worse on the held-out games and the value head better, so
+    # the policy goes back to how the round began and the value head keeps a late epoch.
+    import torch
+
+    from training.exit import Args, fit, new_network
+
+    args = Args(game="updown", num_players=2, epochs=5).check()
+    model = new_network(args)
+    start = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    fitted, held = _one_sided_targets(model, 3, k=1024), _one_sided_targets(model, 4, seed=1)
+    stats = fit(model, fitted, args, seed=0, held=held)
+    assert stats["epochs_kept"]["policy"] == 0 and stats["epochs_kept"]["value"] > 0
+    after = model.policy.state_dict()
+    for key, value in start.items():
+        same = torch.equal(value, after[key])
+        assert same == (not key.startswith(("mlp_extractor.value_net.", "value_net."))), key
+
+    model = new_network(args)  # without --keep-best the fit runs every epoch
+    args = Args(game="updown", num_players=2, epochs=5, keep_best=False)
+    stats = fit(model, fitted, args.check(), seed=0, held=held)
+    assert "epochs_kept" not in stats and stats["agreement"] == 1.0
+
+
 def test_held_out_games_stay_out_of_the_fit(tmp_path, monkeypatch):
     from training import exit as exit_module
 

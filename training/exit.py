@@ -14,7 +14,12 @@ Every round (Anthony et al. 2017; AlphaZero's loop without its self-play scale):
    squared error of the value head to the game's outcome for the acting seat (+1 win, -1
    otherwise: the ``"win"`` reward that PPO's value head estimates), ``--epochs`` passes of
    Adam at ``--learning-rate``. The round's last shards (``--holdout`` of its games) stay out
-   of its fit and are measured before and after it (``held_out`` in ``rounds.json``).
+   of its fit and are measured before and after it (``held_out`` in ``rounds.json``). With
+   ``--keep-best`` (default) the policy ends at the epoch with the lowest held-out
+   cross-entropy and the value head at the epoch with the lowest held-out squared error (0:
+   as the round began), their ``epochs_kept``: early stopping, each head on its own, which the
+   two heads' separate layers allow. The held-out losses then chose the epochs, so they
+   flatter the fit a little.
 3. **save** the network as ``checkpoint.zip`` (``training.checkpoints.save_atomic``, the
    trainer's metadata plus ``exit_round``), so ``ppo:DIR/checkpoint.zip`` plays it,
    ``prior=ppo:...`` searches with it and ``tablegym-train --init`` fine-tunes it.
@@ -98,6 +103,11 @@ class Args:
                   "it (whole shards, at least one of two or more; 0: none)"},
     )  # fmt: skip
     epochs: int = field(default=10, metadata={"help": "passes over the buffer per round"})
+    keep_best: bool = field(
+        default=True,
+        metadata={"help": "keep the policy and the value head each from the epoch (0: the "
+                  "round's start) with the lowest loss on the held-out games"},
+    )  # fmt: skip
     batch_size: int = field(default=256, metadata={"help": "minibatch size of the fit"})
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
     init: str = field(
@@ -266,10 +276,11 @@ def new_network(args: Args) -> Any:
     )
 
 
-def fit(model: Any, data: Any, args: Args, seed: int) -> dict[str, float]:
+def fit(model: Any, data: Any, args: Args, seed: int, held: Any = None) -> dict[str, Any]:
     """Fit ``model.policy`` to targets (``training.search_targets.Targets``): cross-entropy to
     the visit distributions over the legal actions, half the squared error of the values to
-    the outcomes, ``--epochs`` passes. Then :func:`measure` on the same targets."""
+    the outcomes, ``--epochs`` passes. With ``held`` targets and ``--keep-best``, each head
+    ends at its best epoch on them (:class:`BestEpochs`). Then :func:`measure` on ``data``."""
     import numpy as np
     import torch
 
@@ -277,16 +288,66 @@ def fit(model: Any, data: Any, args: Args, seed: int) -> dict[str, float]:
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
     obs, masks, visits, outcomes = tensors(data)
     rng = np.random.default_rng(seed)
-    policy.set_training_mode(True)
-    for _ in range(args.epochs):
+    best = BestEpochs(policy, held) if held is not None and args.keep_best else None
+    for epoch in range(1, args.epochs + 1):
+        policy.set_training_mode(True)
         for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // args.batch_size)):
             ce, value_loss = losses(policy, obs[idx], masks[idx], visits[idx], outcomes[idx])
             optimizer.zero_grad()
             (ce + 0.5 * value_loss).backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
             optimizer.step()
-    policy.set_training_mode(False)
-    return measure(policy, data)
+        policy.set_training_mode(False)
+        if best is not None:
+            best.offer(epoch)
+    stats: dict[str, Any] = {}
+    if best is not None:
+        stats["epochs_kept"] = best.restore()
+    return {**measure(policy, data), **stats}
+
+
+# SB3's names of the layers that only the value head and only the policy use (``net_arch`` as
+# a list gives each its own MLP; nothing is shared but a parameter-free flatten).
+VALUE_PARAMETERS = ("mlp_extractor.value_net.", "value_net.")
+POLICY_PARAMETERS = ("mlp_extractor.policy_net.", "action_net.")
+
+
+class BestEpochs:
+    """Early stopping of each head on held-out targets: the policy's parameters at the epoch
+    of lowest held-out cross-entropy, the value head's at the epoch of lowest held-out squared
+    error. A policy whose two heads share parameters is judged on their sum instead."""
+
+    def __init__(self, policy: Any, held: Any):
+        self.policy, self.held = policy, tensors(held)
+        names = [name for name, _ in policy.named_parameters()]
+        self.value = {n for n in names if n.startswith(VALUE_PARAMETERS)}
+        acting = {n for n in names if n.startswith(POLICY_PARAMETERS)}
+        self.separate = len(self.value) + len(acting) == len(names)
+        self.kept = {"policy": (float("inf"), 0, {}), "value": (float("inf"), 0, {})}
+        self.offer(0)
+
+    def offer(self, epoch: int) -> None:
+        """Keep the current parameters of each head that is better on the held-out targets."""
+        import torch
+
+        with torch.no_grad():
+            ce, mse = (float(x) for x in losses(self.policy, *self.held))
+        scores = {"policy": ce, "value": mse} if self.separate else {"policy": ce + 0.5 * mse}
+        state = self.policy.state_dict()
+        for head, score in scores.items():
+            if score < self.kept[head][0]:
+                saved = {k: v.clone() for k, v in state.items() if self._part(k) == head}
+                self.kept[head] = (score, epoch, saved)
+
+    def _part(self, key: str) -> str:
+        return "value" if self.separate and key in self.value else "policy"
+
+    def restore(self) -> dict[str, int]:
+        """Load the kept parameters; the epoch each head was kept from."""
+        heads = ("policy", "value") if self.separate else ("policy",)
+        for head in heads:
+            self.policy.load_state_dict(self.kept[head][2], strict=False)
+        return {head: self.kept[head][1] for head in heads}
 
 
 def measure(policy: Any, data: Any) -> dict[str, float]:
@@ -380,7 +441,7 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
         fitted, held = round_targets(args, run, r)
         fit_started = time.process_time()
         before = measure(model.policy, held) if held is not None else None
-        stats = fit(model, fitted, args, seed=args.seed + r)
+        stats = fit(model, fitted, args, seed=args.seed + r, held=held)
         if held is not None:
             stats["held_out"] = {"decisions": len(held), "before": before,
                                  **measure(model.policy, held)}  # fmt: skip
