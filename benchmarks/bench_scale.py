@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_scale.py [--game kingup] [--collectors 1 2 4 8 15]
                                      [--devices cpu cuda] [--nodes 3] [--seconds 30]
                                      [--baselines w1 w2 w1-large] [--out scale.json]
+                                     [--games-per-collector N]
 
 What runs, in this order (each a ``training/train.py`` run, warm start and evaluation off):
 
@@ -17,7 +18,10 @@ What runs, in this order (each a ``training/train.py`` run, warm start and evalu
    each node its own process group, stopped exactly when the bench ends), holding as many
    CPUs as the most collectors asked for; then ``train.py --collectors K --ray-address ...``
    for each ``--devices`` learner and each K, at the GPU sizes (``training.train.GPU_SIZES``,
-   so that each collector still gets hundreds of games at the largest K).
+   so that each collector still gets hundreds of games at the largest K; or, with
+   ``--games-per-collector N``, N games in each collector, so that a rollout's 65,536 samples
+   take fewer ticks as K grows: a collector's per-tick cost is paid once a rollout whatever
+   its share, which is what limited 15 collectors on the H200, ``docs/results.md``).
 
 Each rate is the run's *steady* one (``summary.json``'s ``steady``: from the end of its first
 rollout, so that start-up, the actors' imports and the pipeline's filling are left out):
@@ -133,7 +137,7 @@ def measure(args: argparse.Namespace, scratch: Path, save: callable) -> dict:
         for device in args.devices:
             for k in args.collectors:
                 how = ["--collectors", str(k), "--ray-address", cluster.address, "--workers",
-                       "1", "--device", device, *LARGE]  # fmt: skip
+                       "1", "--device", device, *LARGE, *games_for(k, args)]  # fmt: skip
                 label = f"{device} learner, {k} collectors"
                 try:
                     summary = run_once(game, how, args.seconds, scratch / f"{device}{k}", extra,
@@ -146,6 +150,13 @@ def measure(args: argparse.Namespace, scratch: Path, save: callable) -> dict:
                 say(r)
                 save(result)
     return result
+
+
+def games_for(k: int, args: argparse.Namespace) -> list[str]:
+    """``--num-games`` of a run with ``k`` collectors: ``--games-per-collector`` games in each
+    (so that a rollout has fewer ticks as ``k`` grows), or none to keep ``LARGE``'s, split."""
+    per = args.games_per_collector
+    return ["--num-games", str(per * k)] if per else []
 
 
 def plot(result: dict, path: Path) -> None:
@@ -198,11 +209,20 @@ def main() -> None:
         help="seconds a collector run gets beyond --seconds to start its actors",
     )
     parser.add_argument("--baselines", nargs="*", default=list(BASELINES), choices=BASELINES)
+    parser.add_argument(
+        "--games-per-collector",
+        type=int,
+        default=0,
+        help="games each collector steps (the run's --num-games is this times K); 0: the "
+        "GPU sizes' 4,096 games split over the K collectors",
+    )
     parser.add_argument("--train-args", default="", help="more train.py arguments, for all runs")
     parser.add_argument("--out", type=Path, default=None, help="JSON file (a .png beside it)")
     args = parser.parse_args()
     if any(k < 1 for k in args.collectors) or args.nodes < 1 or args.seconds <= 0:
         parser.error("--collectors must be >= 1 each, --nodes >= 1 and --seconds > 0")
+    if args.games_per_collector < 0:
+        parser.error(f"--games-per-collector must be >= 0; got {args.games_per_collector}")
     if args.collectors and max(args.collectors) < args.nodes:
         parser.error("--nodes must be at most the most --collectors (each node >= 1 CPU)")
 
