@@ -49,7 +49,8 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
 ``exploration``    the UCT constant c (>= 0; results are in [0, 1]), default 0.7
 ``cutoff``         ``"auto"`` (default), ``"score"`` or ``"end"``, see 3. above
 ``opponents``      ``"auto"`` (default: ``"policy"`` with a rollout policy, else ``"tree"``),
-                   ``"tree"`` or ``"policy"``
+                   ``"tree"``, ``"policy"`` or ``"network"`` (with a network: see "With a
+                   network")
 ``expansion``      ``"all"`` (default) or ``"policy"``, see 2. above (``"all"`` without a
                    policy)
 ``bias``           progressive bias toward the rollout policy's move at this seat's tree
@@ -117,8 +118,12 @@ the position after a new action and the other seats' replies: its value for the 
 ``value_weight`` times the network's plus the rest times a rollout's, and every other seat gets
 an equal share of the remainder (the win shares sum to one). ``batch`` determinisations are
 descended at a time, each visit counted on the way down (a virtual loss that spreads them over
-the tree), and their leaves are evaluated in one network call. ``expansion`` and ``bias`` do
-not apply: the prior is what widens the tree and what biases it.
+the tree), and their leaves are evaluated in one network call. With ``opponents="network"``
+the other seats inside the tree play the network's most likely move from their own view of the
+determinisation (each seat's observation, one network call a move) instead of the rollout
+policy's: a search that models its opponents as itself, as self-play search does, where the
+rollout policy makes the teacher's moves replies to the heuristic (``docs/exit.md``).
+``expansion`` and ``bias`` do not apply: the prior is what widens the tree and what biases it.
 
 With the tree, the move is the most visited legal root action (ties: the best mean result
 for the seat).
@@ -146,7 +151,7 @@ ROOTS = ("tree", "race")
 # Race: paired comparisons begin after this many determinisations (a standard error from
 # fewer samples is too rough to drop a move on).
 RACE_MIN = 4
-OPPONENTS = ("auto", "tree", "policy")
+OPPONENTS = ("auto", "tree", "policy", "network")
 BACKENDS = ("auto", "numba", "rules")
 EXPANSIONS = ("all", "policy")
 
@@ -286,6 +291,8 @@ class ISMCTSAgent(Agent):
         if network is None:
             if value_weight is not None:
                 raise ValueError("value_weight needs a network (prior=...); got none")
+            if opponents == "network":
+                raise ValueError("opponents='network' needs a network (prior=...); got none")
             return 0.0
         if not callable(network):
             raise ValueError(f"network must be callable or None; got {network!r}")
@@ -293,8 +300,8 @@ class ISMCTSAgent(Agent):
             raise ValueError("a network guides the tree: root must be 'tree' or 'auto'; got 'race'")
         if opponents == "tree":
             raise ValueError(
-                "a network guides the searcher's own nodes: opponents must be 'policy' or "
-                "'auto'; got 'tree'"
+                "a network guides the searcher's own nodes: opponents must be 'policy', "
+                "'network' or 'auto'; got 'tree'"
             )
         weight = 1.0 if value_weight is None else _check_number("value_weight", value_weight, 0)
         if weight > 1:
@@ -331,6 +338,8 @@ class ISMCTSAgent(Agent):
         root = Node(len(rules.scores(view.state)))
         obs = np.asarray(observation, dtype=np.float32)[None]
         root.prior = self.network(obs, np.asarray(action_mask, dtype=bool)[None])[0][0].tolist()
+        # One row of input for the other seats' moves (opponents="network").
+        self.scratch = (np.empty_like(obs), np.zeros((1, len(action_mask)), dtype=bool))
         deadline = None if self.time_limit is None else time.process_time() + self.time_limit
         engine = self.engine_for(view)
         done = 0
@@ -355,7 +364,7 @@ class ISMCTSAgent(Agent):
         node, path = root, [root]
         root.visits += 1
         while True:
-            pos.advance(seat)
+            self.advance(pos, seat)
             if pos.over() or node.prior is None:  # the end, or a leaf awaiting its prior
                 return path
             a = self.puct_choice(node, pos.legal(), seat)
@@ -367,9 +376,25 @@ class ISMCTSAgent(Agent):
             path.append(child)
             pos.play(a)
             if fresh:
-                pos.advance(seat)
+                self.advance(pos, seat)
                 return path
             node = child
+
+    def advance(self, pos: StatePosition | RowPosition, seat: int) -> None:
+        """The other seats' moves until ``seat`` is to play or the game ends: the rollout
+        policy's, or with ``opponents="network"`` the network's most likely move from each
+        seat's own observation."""
+        if self.opponents != "network":
+            pos.advance(seat)
+            return
+        obs, mask = self.scratch
+        while not pos.over() and (p := pos.to_play()) != seat:
+            legal = pos.legal()
+            mask[:] = False
+            mask[0, legal] = True
+            pos.observe(p, obs)
+            priors = self.network(obs, mask)[0][0]
+            pos.play(max(legal, key=lambda a: priors[a]))
 
     def puct_choice(self, node: Node, legal: list[int], seat: int) -> int:
         """The legal action of largest ``Q + puct * P * sqrt(N) / (1 + n)``."""

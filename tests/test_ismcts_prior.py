@@ -105,6 +105,59 @@ def test_network_calls_are_batched_across_determinisations():
     assert net.rows == 1 + 64  # one row per simulation (none reached the end of the game)
 
 
+class ScriptedPosition:
+    """A position whose seats to play and legal moves follow a script; records the moves."""
+
+    def __init__(self, script: list[tuple[int, list[int]]]):
+        self.script, self.played, self.observed = script, [], []
+
+    def over(self) -> bool:
+        return not self.script
+
+    def to_play(self) -> int:
+        return self.script[0][0]
+
+    def legal(self) -> list[int]:
+        return self.script[0][1]
+
+    def observe(self, seat: int, out: np.ndarray) -> None:
+        self.observed.append(seat)
+        out[:] = seat
+
+    def play(self, action: int) -> None:
+        self.played.append(action)
+        self.script.pop(0)
+
+
+def test_network_opponents_play_the_networks_favourite_from_their_own_view():
+    # opponents="network": each other seat's move is the network's most likely legal move,
+    # asked with that seat's observation; the searcher's own turn ends the advance.
+    agent = make_agent("ismcts:8", "kingup", network=StubNetwork(favourite=5),
+                       opponents="network")  # fmt: skip
+    agent.scratch = (np.zeros((1, 3), dtype=np.float32), np.zeros((1, 8), dtype=bool))
+    pos = ScriptedPosition([(1, [2, 5, 7]), (2, [0, 1, 3]), (0, [4, 5])])
+    agent.advance(pos, seat=0)
+    assert pos.played == [5, 0]  # the favourite where legal, else the first of equal priors
+    assert pos.observed == [1, 2]
+    assert pos.to_play() == 0
+
+
+@pytest.mark.parametrize("backend", ["numba", "rules"])
+def test_network_opponents_ask_the_network_for_the_other_seats(backend):
+    # The same search with opponents="policy" asks the network once per simulation (and once
+    # at the root); with "network", also for every move of the other three seats in the tree.
+    view, obs, mask = decision("kingup")
+    rows = {}
+    for opponents in ("policy", "network"):
+        net = StubNetwork()
+        agent = make_agent("ismcts:32", "kingup", seed=0, network=net, opponents=opponents,
+                           backend=backend, encode=observation_of("kingup").encode)  # fmt: skip
+        agent.act(obs, mask, view)
+        rows[opponents] = net.rows
+    assert rows["policy"] == 1 + 32
+    assert rows["network"] >= 1 + 32 + 3 * 32  # every simulation passes the others' turn
+
+
 def test_visit_targets_are_a_distribution_over_legal_moves():
     view, obs, mask = decision("updown")
     agent = make_agent("ismcts:30", "updown", seed=0, network=StubNetwork())
@@ -123,6 +176,7 @@ def test_visit_targets_are_a_distribution_over_legal_moves():
         ({"network": StubNetwork(), "value_weight": -1}, "value_weight must be a number"),
         ({"network": "ppo:kingup"}, "network must be callable"),
         ({"network": StubNetwork(), "opponents": "tree"}, "opponents must be 'policy'"),
+        ({"opponents": "network"}, "opponents='network' needs a network"),
         ({"network": StubNetwork(), "puct": -1}, "puct must be a number >= 0"),
         ({"network": StubNetwork(), "batch": 0}, "batch must be an integer >= 1"),
     ],
