@@ -338,33 +338,64 @@ class ISMCTSAgent(Agent):
         root = Node(len(rules.scores(view.state)))
         obs = np.asarray(observation, dtype=np.float32)[None]
         root.prior = self.network(obs, np.asarray(action_mask, dtype=bool)[None])[0][0].tolist()
-        # One row of input for the other seats' moves (opponents="network").
-        self.scratch = (np.empty_like(obs), np.zeros((1, len(action_mask)), dtype=bool))
         deadline = None if self.time_limit is None else time.process_time() + self.time_limit
         engine = self.engine_for(view)
         done = 0
         while done < self.simulations:
-            wave = []
+            positions = []
             for _ in range(min(self.batch, self.simulations - done)):
                 state = rules.sample_state(view.state, seat, self.rng)
                 if engine is None:
-                    pos: StatePosition | RowPosition = StatePosition(self, rules, state)
+                    positions.append(StatePosition(self, rules, state))
                 else:
-                    pos = RowPosition(engine, engine.row(state), self.engine_rngs)
-                wave.append((self.descend(root, pos, seat), pos))
+                    positions.append(RowPosition(engine, engine.row(state), self.engine_rngs))
+            paths = self.descend_wave(root, positions, seat, obs.shape[1], len(action_mask))
+            wave = list(zip(paths, positions))
             self.evaluate(wave, seat, obs.shape[1], len(action_mask))
             done += len(wave)
             if deadline is not None and time.process_time() > deadline:
                 break
         return root
 
-    def descend(self, root: Node, pos: StatePosition | RowPosition, seat: int) -> list[Node]:
+    def descend_wave(
+        self, root: Node, positions: list[Any], seat: int, obs_size: int, num_actions: int
+    ) -> list[list[Node]]:
+        """Each position's path down the tree (:meth:`descend`), the descents run side by
+        side so that the other seats' moves asked of the network (``opponents="network"``)
+        are answered for the whole wave in one call per round."""
+        descents = [self.descend(root, pos, seat) for pos in positions]
+        paths: list[list[Node] | None] = [None] * len(descents)
+        asks = {k: self.step(d, None, paths, k) for k, d in enumerate(descents)}
+        while asks := {k: ask for k, ask in asks.items() if ask is not None}:
+            obs = np.empty((len(asks), obs_size), dtype=np.float32)
+            masks = np.zeros((len(asks), num_actions), dtype=bool)
+            for j, (pos, p, legal) in enumerate(asks.values()):
+                pos.observe(p, obs[j : j + 1])
+                masks[j, legal] = True
+            priors = self.network(obs, masks)[0]
+            moves = [max(ask[2], key=row.__getitem__) for ask, row in zip(asks.values(), priors)]
+            asks = {k: self.step(descents[k], m, paths, k) for k, m in zip(asks, moves)}
+        return paths  # type: ignore[return-value]
+
+    @staticmethod
+    def step(descent: Any, move: int | None, paths: list, k: int) -> Any:
+        """Resume ``descent`` with ``move``: its next question, or None once it has its path
+        (stored in ``paths[k]``)."""
+        try:
+            return descent.send(move)
+        except StopIteration as done:
+            paths[k] = done.value
+            return None
+
+    def descend(self, root: Node, pos: StatePosition | RowPosition, seat: int) -> Any:
         """The path of one simulation down to a leaf, each node's visit counted on the way
-        (a virtual loss until :meth:`evaluate` adds the result); ``pos`` ends at the leaf."""
+        (a virtual loss until :meth:`evaluate` adds the result); ``pos`` ends at the leaf. A
+        generator: it yields ``(pos, seat to play, legal moves)`` for each other seat's move
+        the network must choose (``opponents="network"``) and returns the path."""
         node, path = root, [root]
         root.visits += 1
         while True:
-            self.advance(pos, seat)
+            yield from self.advance(pos, seat)
             if pos.over() or node.prior is None:  # the end, or a leaf awaiting its prior
                 return path
             a = self.puct_choice(node, pos.legal(), seat)
@@ -376,25 +407,19 @@ class ISMCTSAgent(Agent):
             path.append(child)
             pos.play(a)
             if fresh:
-                self.advance(pos, seat)
+                yield from self.advance(pos, seat)
                 return path
             node = child
 
-    def advance(self, pos: StatePosition | RowPosition, seat: int) -> None:
+    def advance(self, pos: StatePosition | RowPosition, seat: int) -> Any:
         """The other seats' moves until ``seat`` is to play or the game ends: the rollout
         policy's, or with ``opponents="network"`` the network's most likely move from each
-        seat's own observation."""
+        seat's own observation, asked by yielding ``(pos, seat to play, legal moves)``."""
         if self.opponents != "network":
             pos.advance(seat)
             return
-        obs, mask = self.scratch
         while not pos.over() and (p := pos.to_play()) != seat:
-            legal = pos.legal()
-            mask[:] = False
-            mask[0, legal] = True
-            pos.observe(p, obs)
-            priors = self.network(obs, mask)[0][0]
-            pos.play(max(legal, key=lambda a: priors[a]))
+            pos.play((yield pos, p, pos.legal()))
 
     def puct_choice(self, node: Node, legal: list[int], seat: int) -> int:
         """The legal action of largest ``Q + puct * P * sqrt(N) / (1 + n)``."""

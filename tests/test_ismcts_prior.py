@@ -131,15 +131,21 @@ class ScriptedPosition:
 
 def test_network_opponents_play_the_networks_favourite_from_their_own_view():
     # opponents="network": each other seat's move is the network's most likely legal move,
-    # asked with that seat's observation; the searcher's own turn ends the advance.
-    agent = make_agent("ismcts:8", "kingup", network=StubNetwork(favourite=5),
-                       opponents="network")  # fmt: skip
-    agent.scratch = (np.zeros((1, 3), dtype=np.float32), np.zeros((1, 8), dtype=bool))
-    pos = ScriptedPosition([(1, [2, 5, 7]), (2, [0, 1, 3]), (0, [4, 5])])
-    agent.advance(pos, seat=0)
-    assert pos.played == [5, 0]  # the favourite where legal, else the first of equal priors
-    assert pos.observed == [1, 2]
-    assert pos.to_play() == 0
+    # asked with that seat's observation, for the whole wave in one call a round; the
+    # searcher's own turn ends the advance (a root without a prior is a leaf at once).
+    from agents.ismcts import Node
+
+    net = StubNetwork(favourite=5)
+    agent = make_agent("ismcts:8", "kingup", network=net, opponents="network")
+    first = ScriptedPosition([(1, [2, 5, 7]), (2, [0, 1, 3]), (0, [4, 5])])
+    second = ScriptedPosition([(3, [5, 6]), (0, [1])])
+    root = Node(4)
+    paths = agent.descend_wave(root, [first, second], seat=0, obs_size=3, num_actions=8)
+    assert first.played == [5, 0]  # the favourite where legal, else the first of equal priors
+    assert first.observed == [1, 2] and second.observed == [3]
+    assert second.played == [5]
+    assert paths == [[root], [root]] and root.visits == 2
+    assert (net.calls, net.rows) == (2, 3)  # both positions in the first call
 
 
 @pytest.mark.parametrize("backend", ["numba", "rules"])
