@@ -120,9 +120,10 @@ an equal share of the remainder (the win shares sum to one). ``batch`` determini
 descended at a time, each visit counted on the way down (a virtual loss that spreads them over
 the tree), and their leaves are evaluated in one network call. With ``opponents="network"``
 the other seats inside the tree play the network's most likely move from their own view of the
-determinisation (each seat's observation, one network call a move) instead of the rollout
-policy's: a search that models its opponents as itself, as self-play search does, where the
-rollout policy makes the teacher's moves replies to the heuristic (``docs/exit.md``).
+determinisation (each seat's observation; the wave's questions in one call a round) instead
+of the rollout policy's: a search that models its opponents as itself, as self-play search
+does, where the rollout policy makes the teacher's moves replies to the heuristic
+(``docs/exit.md``).
 ``expansion`` and ``bias`` do not apply: the prior is what widens the tree and what biases it.
 
 With the tree, the move is the most visited legal root action (ties: the best mean result
