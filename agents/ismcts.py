@@ -123,7 +123,7 @@ the other seats inside the tree play the network's most likely move from their o
 determinisation (each seat's observation; the wave's questions in one call a round) instead
 of the rollout policy's: a search that models its opponents as itself, as self-play search
 does, where the rollout policy makes the teacher's moves replies to the heuristic
-(``docs/exit.md``).
+(``docs/results.md``, "Expert iteration").
 ``expansion`` and ``bias`` do not apply: the prior is what widens the tree and what biases it.
 
 With the tree, the move is the most visited legal root action (ties: the best mean result
