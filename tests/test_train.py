@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -432,6 +433,37 @@ def test_init_takes_the_agent_spec_spelling_too(tmp_path):
     assert init_path(Args(game="kdk", init=f"ppo:{bot}")) == bot
     with pytest.raises(ValueError, match="--init ppo:kingup: the policy was trained for game"):
         init_path(Args(game="kdk", init="ppo:kingup"))
+
+
+def test_init_widens_a_narrower_network_without_changing_its_play():
+    import torch
+
+    from training.train import widen
+
+    tables = [{"num_players": 2}]
+    env = SelfPlayVecEnv("updown", tables, 4, {"self": 1.0})
+
+    def policy(layers: list[int]) -> Any:
+        model = SelfPlayPPO("MlpPolicy", env, seed=0, device="cpu",
+                            policy_kwargs={"net_arch": layers})  # fmt: skip
+        return model.policy
+
+    narrow, wide = policy([8, 8]), policy([16, 12])
+    with torch.no_grad():  # the narrow net's new-unit zeros must come from widen, not init
+        for value in narrow.state_dict().values():
+            value.add_(torch.randn_like(value) * 0.1)
+    wide.load_state_dict(widen(narrow.state_dict(), wide.state_dict()))
+    obs = torch.as_tensor(np.random.default_rng(1).random((5, *env.observation_space.shape)))
+    with torch.no_grad():
+        probs = [p.get_distribution(obs.float()).distribution.probs for p in (narrow, wide)]
+        assert torch.allclose(*probs, atol=1e-6)
+        assert torch.allclose(narrow.predict_values(obs.float()), wide.predict_values(obs.float()),
+                              atol=1e-6)  # fmt: skip
+    # The new units are live: their incoming weights are not zero.
+    assert wide.state_dict()["mlp_extractor.policy_net.0.weight"][8:].abs().sum() > 0
+    for layers in ([4, 8], [8, 8, 8]):  # narrower in a layer; another depth
+        with pytest.raises(ValueError):
+            widen(narrow.state_dict(), policy(layers).state_dict())
 
 
 # -- runs that lose nothing: checkpoints by time, a full disk, overwrite, no silent success --

@@ -139,7 +139,8 @@ class Args:
         metadata={"help": "start from the weights of a trained policy of this game (a "
                   "checkpoint path or ppo:PATH, or a game name or ppo:GAME for its built-in "
                   "bot) instead of the warm start; it may have been trained at other table "
-                  "sizes"},
+                  "sizes, and a narrower network is widened to --net-arch without changing "
+                  "its play"},
     )  # fmt: skip
     warm_epochs: int | None = field(
         default=None, metadata={"help": per_game("epochs of imitation", "warm_epochs")}
@@ -427,7 +428,7 @@ class Args:
             for options in self.table_options():
                 fixed_player(self.fixed, self.game, options)
         if self.init:
-            init_path(self)
+            check_init_widths(init_path(self), self.layers(), self.init)
         workers = self.workers
         if workers is not None and (isinstance(workers, bool) or workers not in (1, 2)):
             raise ValueError(f"--workers must be 1 or 2; got {workers!r}")
@@ -712,17 +713,65 @@ def init_path(args: Args) -> Path:
     return path
 
 
+def check_init_widths(path: Path, layers: list[int], spec: str) -> None:
+    """ValueError unless ``layers`` is ``path``'s network or a wider one of the same depth."""
+    import zipfile
+
+    import torch
+
+    with zipfile.ZipFile(path) as archive, archive.open("policy.pth") as f:
+        weights = torch.load(f, map_location="cpu", weights_only=True)
+    layer_keys = [k for k in weights if k.startswith("mlp_extractor.policy_net.") and "weight" in k]
+    widths = [
+        int(weights[k].shape[0]) for k in sorted(layer_keys, key=lambda k: int(k.split(".")[2]))
+    ]
+    if len(widths) != len(layers) or any(w > n for w, n in zip(widths, layers, strict=True)):
+        given = ",".join(map(str, layers))
+        raise ValueError(
+            f"--init {spec}: its layers are {','.join(map(str, widths))}; --net-arch {given} "
+            "must have as many layers, each as wide or wider"
+        )
+
+
 def load_weights(model: Any, path: Path) -> None:
-    """Copy the policy weights of checkpoint ``path`` into ``model`` (same network shape)."""
+    """Copy the policy weights of checkpoint ``path`` into ``model``: the same network, or a
+    narrower one of the same depth, widened without changing what it plays (:func:`widen`)."""
     from sb3_contrib import MaskablePPO
 
     source = MaskablePPO.load(path, device="cpu").policy.state_dict()
     try:
-        model.policy.load_state_dict(source)
-    except RuntimeError:
+        model.policy.load_state_dict(widen(source, model.policy.state_dict()))
+    except (RuntimeError, ValueError):
         raise ValueError(
-            f"--init {path}: its network differs from --net-arch; give the one it was trained with"
+            f"--init {path}: its network is neither the shape of --net-arch nor a narrower one "
+            "with as many layers; give --net-arch as wide or wider, layer by layer"
         ) from None
+
+
+def widen(source: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
+    """``source``'s weights in ``target``'s shapes, computing the same function (Net2Net-style).
+
+    Each weight matrix's leading block is the source's. The new units keep ``target``'s fresh
+    weights from every input, and every old unit and output head gets zero weights from the new
+    units, so the widened network's logits and value equal the narrow one's until training
+    moves those zeros (the gradient reaches them through the new units' activations).
+    ValueError where a tensor is missing or wider in ``source``.
+    """
+    widened = {}
+    for key, fresh in target.items():
+        old = source.get(key)
+        if (
+            old is None
+            or old.dim() != fresh.dim()
+            or any(a > b for a, b in zip(old.shape, fresh.shape, strict=True))
+        ):
+            raise ValueError(f"{key}: {None if old is None else tuple(old.shape)}")
+        value = fresh.clone()
+        if value.dim() == 2:
+            value[: old.shape[0], old.shape[1] :] = 0
+        value[tuple(slice(0, n) for n in old.shape)] = old
+        widened[key] = value
+    return widened
 
 
 class _Stopped(KeyboardInterrupt):
