@@ -154,6 +154,19 @@ def test_probe_cli_writes_its_results_and_curve(tmp_path):
     assert lines[0].startswith("cpu_minutes,samples,win_rate") and len(lines) >= 3
 
 
+def test_probe_curves_plot_against_samples_too():
+    from training.exploit import draw_probes
+
+    rows = [{"cpu_minutes": m, "samples": 2_000_000 * m, "win_rate": 0.5, "ci_low": 0.4,
+             "ci_high": 0.6} for m in (1, 2)]  # fmt: skip
+    result = {"game": "updown", "num_players": 2, "target": "t", "fair": 0.5, "curve": rows}
+    ax = draw_probes([result], x="samples").axes[0]
+    assert list(ax.lines[0].get_xdata()) == [2.0, 4.0] and "samples" in ax.get_xlabel()
+    assert list(draw_probes([result]).axes[0].lines[0].get_xdata()) == [1, 2]
+    with pytest.raises(ValueError, match="x must be one of cpu_minutes, samples"):
+        draw_probes([result], x="games")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
