@@ -464,6 +464,11 @@ def test_init_widens_a_narrower_network_without_changing_its_play():
     for layers in ([4, 8], [8, 8, 8]):  # narrower in a layer; another depth
         with pytest.raises(ValueError):
             widen(narrow.state_dict(), policy(layers).state_dict())
+    # The command line says so before any work: the built-in bot is 128,128.
+    for arch in ("64,128", "256,256,256"):
+        with pytest.raises(ValueError, match="its layers are 128,128; --net-arch .* as wide"):
+            Args(game="updown", init="ppo:updown", net_arch=arch).check()
+    Args(game="updown", init="ppo:updown", net_arch="256,128").check()
 
 
 # -- runs that lose nothing: checkpoints by time, a full disk, overwrite, no silent success --
