@@ -713,14 +713,20 @@ def init_path(args: Args) -> Path:
     return path
 
 
-def check_init_widths(path: Path, layers: list[int], spec: str) -> None:
-    """ValueError unless ``layers`` is ``path``'s network or a wider one of the same depth."""
+def policy_weights(path: Path) -> dict[str, Any]:
+    """The policy's state dict saved in checkpoint ``path`` (its ``policy.pth``), read without
+    building the model around it."""
     import zipfile
 
     import torch
 
     with zipfile.ZipFile(path) as archive, archive.open("policy.pth") as f:
-        weights = torch.load(f, map_location="cpu", weights_only=True)
+        return torch.load(f, map_location="cpu", weights_only=True)
+
+
+def check_init_widths(path: Path, layers: list[int], spec: str) -> None:
+    """ValueError unless ``layers`` is ``path``'s network or a wider one of the same depth."""
+    weights = policy_weights(path)
     layer_keys = [k for k in weights if k.startswith("mlp_extractor.policy_net.") and "weight" in k]
     widths = [
         int(weights[k].shape[0]) for k in sorted(layer_keys, key=lambda k: int(k.split(".")[2]))
@@ -736,11 +742,8 @@ def check_init_widths(path: Path, layers: list[int], spec: str) -> None:
 def load_weights(model: Any, path: Path) -> None:
     """Copy the policy weights of checkpoint ``path`` into ``model``: the same network, or a
     narrower one of the same depth, widened without changing what it plays (:func:`widen`)."""
-    from sb3_contrib import MaskablePPO
-
-    source = MaskablePPO.load(path, device="cpu").policy.state_dict()
     try:
-        model.policy.load_state_dict(widen(source, model.policy.state_dict()))
+        model.policy.load_state_dict(widen(policy_weights(path), model.policy.state_dict()))
     except (RuntimeError, ValueError):
         raise ValueError(
             f"--init {path}: its network is neither the shape of --net-arch nor a narrower one "
