@@ -77,7 +77,9 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
                    builds it from a MaskablePPO checkpoint
 ``puct``           with a network: the PUCT constant (>= 0), default 1.0
 ``value_weight``   with a network: the share of the network's value in a leaf's value, the
-                   rest a rollout's (0..1), default 1.0 (no rollout)
+                   rest a rollout's (0..1), default 1.0 (no rollout). A network whose
+                   ``value_reward`` is not ``"win"`` (a value head fitted to a score, as KdK's
+                   bots are) takes 0 by default and refuses more
 ``batch``          with a network: determinisations descended before one network call
                    (int >= 1), default 8
 ``encode``         with a network on the ``"rules"`` backend: ``encode(state, seat) -> obs``
@@ -304,9 +306,18 @@ class ISMCTSAgent(Agent):
                 "a network guides the searcher's own nodes: opponents must be 'policy', "
                 "'network' or 'auto'; got 'tree'"
             )
-        weight = 1.0 if value_weight is None else _check_number("value_weight", value_weight, 0)
+        # A value head fitted to another reward (KdK's bots learn the "score" return) is no
+        # estimate of a win: such a network guides by its prior alone, with rollout values.
+        reward = getattr(network, "value_reward", "win")
+        default = 1.0 if reward == "win" else 0.0
+        weight = default if value_weight is None else _check_number("value_weight", value_weight, 0)
         if weight > 1:
             raise ValueError(f"value_weight must lie in [0, 1]; got {value_weight!r}")
+        if weight > 0 and reward != "win":
+            raise ValueError(
+                f"the network's value head estimates the {reward!r} reward, not a win: "
+                f"value_weight must be 0 (its prior with rollout values); got {value_weight!r}"
+            )
         return weight
 
     def search(self, view: GameView) -> Node:

@@ -104,6 +104,7 @@ def test_a_tiny_run_makes_a_checkpoint_that_plays_and_searches(tmp_path, game):
     run = run_exit(tmp_path, game, "--rounds", "1")
     checkpoint = run / "checkpoint.zip"
     assert read_meta(checkpoint)["exit_round"] == 1
+    assert read_meta(checkpoint)["options"]["reward"] == "win"  # what the value head learned
     log = json.loads((run / "rounds.json").read_text())
     assert [e["round"] for e in log] == [1] and log[0]["decisions"] > 0
     assert "prior" not in log[0]["teacher"]  # a fresh network: round 1 searches with rollouts
@@ -111,7 +112,8 @@ def test_a_tiny_run_makes_a_checkpoint_that_plays_and_searches(tmp_path, game):
                (f.split("=") for f in TINY_FLAGS[game][3:])}  # fmt: skip
     options["num_players"] = int(TINY_FLAGS[game][1])
     assert make_agent(f"ppo:{checkpoint}", game, **options).spec.startswith("ppo:")
-    assert make_agent(f"ismcts:8,prior=ppo:{checkpoint}", game).network is not None
+    search = make_agent(f"ismcts:8,prior=ppo:{checkpoint}", game)
+    assert search.network.value_reward == "win" and search.value_weight == 1.0
 
 
 def test_resume_continues_the_round_count_with_the_network(tmp_path):
@@ -159,6 +161,28 @@ def test_an_interrupt_keeps_the_last_rounds_checkpoint(tmp_path, monkeypatch):
     assert read_meta(run / "checkpoint.zip")["exit_round"] == 1
 
 
+def test_the_first_checkpoint_keeps_the_init_bots_reward():
+    # Round 0 is the --init bot unchanged: KdK's value head still estimates its score return,
+    # so a round-1 teacher with a value weight is refused rather than misreading it.
+    from training.bots import builtin_bot_path
+    from training.checkpoints import training_meta
+    from training.exit import first_meta
+
+    meta = training_meta("kdk", [{"num_players": 3, "reward": "win"}])
+    assert first_meta(meta, builtin_bot_path("kdk"))["options"]["reward"] == "score"
+    assert first_meta(meta, builtin_bot_path("kingup"))["options"]["reward"] == "win"
+    assert first_meta(meta, None) is meta
+
+
+def test_a_run_from_kdks_bot_searches_by_its_prior_until_the_value_is_fitted(tmp_path):
+    from training.checkpoints import read_meta
+
+    run = run_exit(tmp_path, "kdk", "--init", "ppo:kdk", "--rounds", "2", "--value-weight", "0.5")
+    teachers = [e["teacher"] for e in json.loads((run / "rounds.json").read_text())]
+    assert "value_weight=0.0," in teachers[0] and "value_weight=0.5," in teachers[1]
+    assert read_meta(run / "checkpoint.zip")["options"]["reward"] == "win"
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
@@ -169,6 +193,7 @@ def test_an_interrupt_keeps_the_last_rounds_checkpoint(tmp_path, monkeypatch):
         (["--init", "ppo:kdk"], "--init ppo:kdk"),
         (["--net-arch", "0"], "--net-arch must be positive"),
         (["--option", "num_players=3"], "use --num-players"),
+        (["--option", "reward=score"], "--option reward=score: the value head"),
     ],
 )
 def test_bad_options_give_one_line_errors(tmp_path, flags, message):

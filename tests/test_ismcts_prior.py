@@ -223,6 +223,24 @@ def test_the_builtin_bot_guides_the_search(game):
     assert 0.0 <= values[0] <= 1.0
 
 
+def test_a_value_head_of_another_reward_guides_by_its_prior_alone():
+    # KdK's bot learned the "score" return: its value is no win estimate.
+    agent = make_agent("ismcts:8,prior=ppo:kdk", "kdk", seed=0)
+    assert agent.network.value_reward == "score" and agent.value_weight == 0.0
+    with pytest.raises(ValueError, match="value_weight must be 0") as err:
+        make_agent("ismcts:8,prior=ppo:kdk,value_weight=0.5", "kdk")
+    assert "\n" not in str(err.value)
+    assert make_agent("ismcts:8,prior=ppo:kingup", "kingup").value_weight == 1.0
+
+
+def test_an_exit_round_makes_the_value_a_win_estimate():
+    from training.ppo_agent import value_reward
+
+    assert value_reward({"options": {"reward": "score"}}) == "score"
+    assert value_reward({"options": {"reward": "score"}, "exit_round": 1}) == "win"
+    assert value_reward({"options": {}}) == "win"
+
+
 def test_the_search_network_is_the_policys_own_forward_pass():
     # numpy priors and values equal torch's masked distribution and value head.
     import torch

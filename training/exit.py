@@ -12,7 +12,8 @@ Every round (Anthony et al. 2017; AlphaZero's loop without its self-play scale):
 2. **fit** the MaskablePPO policy to the last ``--buffer-rounds`` rounds' targets: cross-entropy
    of the policy (over the legal actions) to the root's visit distribution, plus half the
    squared error of the value head to the game's outcome for the acting seat (+1 win, -1
-   otherwise: the ``"win"`` reward that PPO's value head estimates), ``--epochs`` passes of
+   otherwise: the ``"win"`` reward, which the checkpoint's options record whatever the
+   ``--init`` bot learned, KdK's ``"score"`` included), ``--epochs`` passes of
    Adam at ``--learning-rate``. The round's last shards (``--holdout`` of its games) stay out
    of its fit and are measured before and after it (``held_out`` in ``rounds.json``). With
    ``--keep-best`` (default) the policy ends at the epoch with the lowest held-out
@@ -132,8 +133,14 @@ class Args:
             raise ValueError(f"--option: {err}") from None
         if "num_players" in options:
             raise ValueError("--option num_players=...: use --num-players")
+        if options.get("reward", "win") != "win":
+            raise ValueError(
+                f"--option reward={options['reward']}: the value head is fitted to the games' "
+                "outcomes, the 'win' reward; leave reward out or give reward=win"
+            )
         n = self.num_players or spec_of(self.game).default_players
         options["num_players"] = n
+        options["reward"] = "win"  # what the checkpoint's value head estimates
         rules_of(self.game).make_config(**options)
         return options
 
@@ -180,7 +187,10 @@ class Args:
         if network is not None:
             if "," in str(network):
                 raise ValueError(f"--out {self.run_dir()}: a path with commas cannot be a prior")
-            spec += f",prior=ppo:{network},value_weight={self.value_weight},puct={self.puct}"
+            # A value head not yet fitted to outcomes (round 1 from a KdK bot, which learned its
+            # score return) is no win estimate: that round's search takes the prior alone.
+            weight = self.value_weight if network_reward(network) == "win" else 0.0
+            spec += f",prior=ppo:{network},value_weight={weight},puct={self.puct}"
         return ",".join([spec, *self.search_options()])
 
     def run_dir(self) -> Path:
@@ -428,7 +438,8 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
         model = load_model(checkpoint, args.game, args.table())
     else:
         model = new_network(args)
-        save_atomic(model, checkpoint, {**meta, "exit_round": 0})  # the run's first checkpoint
+        # The run's first checkpoint: the --init bot's value head still estimates its own reward.
+        save_atomic(model, checkpoint, {**first_meta(meta, args.init_path()), "exit_round": 0})
         drop_aside(run)
     guided = done > 0 or bool(args.init)
     for r in range(done + 1, args.rounds + 1):
@@ -457,6 +468,22 @@ def run_rounds(args: Args, run: Path) -> dict[str, Any]:
             print(f"round {r}: {json.dumps(entry)}", flush=True)
         guided = True
     return {"run": str(run), "rounds": len(log), "checkpoint": str(checkpoint), "log": log[-1:]}
+
+
+def network_reward(path: Path) -> str:
+    """The reward the value head of checkpoint ``path`` estimates (``"win"`` once fitted)."""
+    from training.checkpoints import read_meta
+    from training.ppo_agent import value_reward
+
+    return value_reward(read_meta(path))
+
+
+def first_meta(meta: dict[str, Any], init: Path | None) -> dict[str, Any]:
+    """The metadata of a run's round-0 checkpoint: the reward its value head estimates is the
+    ``--init`` bot's (KdK's bots learned the ``"score"`` return) until round 1 fits it."""
+    if init is None:
+        return meta
+    return {**meta, "options": {**meta["options"], "reward": network_reward(init)}}
 
 
 def round_targets(args: Args, run: Path, r: int) -> tuple[Any, Any]:

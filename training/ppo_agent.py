@@ -115,12 +115,15 @@ class SearchNetwork:
     batch 8 made 609 simulations per CPU second with it, 15,108 with one thread
     (``benchmarks/bench_exit.py``, docs/results.md).
 
-    The value head estimates the ``"win"`` reward, +1 for a win and -1 otherwise (PPO's, and
-    the targets of ``training/exit.py``); the search takes a value in [0, 1]: ``(v + 1) / 2``.
+    ``value_reward`` names the reward the value head estimates: ``"win"``, +1 for a win and -1
+    otherwise (the training reward of King Up! and Up & Down, and the targets of
+    ``training/exit.py``), which the search takes as a value in [0, 1], ``(v + 1) / 2``; or
+    another (KdK's bots learn the ``"score"`` return), which the search does not read as a win.
     """
 
-    def __init__(self, policy: Any):
+    def __init__(self, policy: Any, value_reward: str = "win"):
         self.policy = policy
+        self.value_reward = value_reward
 
     def __call__(
         self, observations: np.ndarray, masks: np.ndarray
@@ -158,4 +161,14 @@ def _cached_network(path: str, mtime: int, game: str) -> SearchNetwork:
     meta = read_meta(path)
     # The search plays at any table size the policy knows; load at the first it was trained at.
     counts = meta.get("player_counts") or [meta["options"].get("num_players")]
-    return SearchNetwork(load_model(path, game, {"num_players": counts[0]}).policy)
+    policy = load_model(path, game, {"num_players": counts[0]}).policy
+    return SearchNetwork(policy, value_reward(meta))
+
+
+def value_reward(meta: dict[str, Any]) -> str:
+    """The reward a checkpoint's value head estimates: its training reward, or ``"win"`` once
+    an ExIt round has fitted it to the games' outcomes (runs made before ``exit.py`` recorded
+    ``reward=win`` in their options)."""
+    if meta.get("exit_round", 0) >= 1:
+        return "win"
+    return str(meta.get("options", {}).get("reward", "win"))
