@@ -163,7 +163,7 @@ def test_an_interrupt_keeps_the_last_rounds_checkpoint(tmp_path, monkeypatch):
 
 def test_the_first_checkpoint_keeps_the_init_bots_reward():
     # Round 0 is the --init bot unchanged: KdK's value head still estimates its score return,
-    # so a round-1 teacher with a value weight is refused rather than misreading it.
+    # so round 1's teacher searches by the prior alone instead of misreading that value.
     from training.bots import builtin_bot_path
     from training.checkpoints import training_meta
     from training.exit import first_meta
