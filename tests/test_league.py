@@ -142,10 +142,18 @@ def test_probe_cli_writes_its_results_and_curve(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "training" / "exploit.py"), "--game", "kingup", "--target",
          "random", "--timesteps", "3000", "--cpu-minutes", "0", "--eval-games", "40",
-         "--curve-points", "1", "--curve-games", "20", "--num-games", "16", "--out", str(out)],
+         "--curve-points", "1", "--curve-games", "20", "--num-games", "16", "--out", str(out),
+         "--save-learner", str(tmp_path / "learner.zip")],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    from training.checkpoints import read_meta
+    from training.ppo_agent import load_ppo_agent
+
+    meta = read_meta(tmp_path / "learner.zip")  # the learner as it ended, a bot of its own
+    assert meta["player_counts"] == [4] and meta["num_timesteps"] >= 3000
+    agent = load_ppo_agent(tmp_path / "learner.zip", "kingup", {"num_players": 4})
+    assert agent.spec.startswith("ppo:")
     assert "target random: learner wins" in proc.stdout and "gain" in proc.stdout
     result = json.loads(out.read_text())
     assert result["target"] == "random" and result["num_players"] == 4
@@ -177,6 +185,7 @@ def test_probe_curves_plot_against_samples_too():
         (["--target", "random", "--num-players", "9"], "--num-players must be one of"),
         (["--target", "ppo:updown"], "cannot play kingup"),
         (["--target", "random", "--eval-games", "0"], "--eval-games must be a number >= 1"),
+        (["--target", "random", "--save-learner", "l.pt"], "--save-learner must name a .zip"),
     ],
 )
 def test_probe_bad_input_is_one_error_line(argv, message, tmp_path):
