@@ -7,11 +7,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
-from test_train import TINY, fail_line, long_run, run_train, wait_for
+from test_train import ROOT, TINY, fail_line, long_run, run_train, wait_for
 
 pytest.importorskip("sb3_contrib")
 
@@ -48,6 +49,25 @@ def test_a_collector_fills_its_share_with_the_weights_it_is_sent():
         expected = dist.log_prob(torch.as_tensor(actions)).numpy()
     assert np.allclose(result["log_probs"][:, 0], expected, atol=1e-5)
     assert result["decisions"]["self"] >= 96  # the last tick's cut decisions count too
+
+
+def test_one_thread_holds_for_torch_after_numba_starts_its_threads():
+    # numba's OpenMP layer, started by its first set_num_threads, set the libgomp that torch
+    # shares to numba's thread count, undoing torch's one thread set before it.
+    code = (
+        "import torch, numba\n"
+        "assert torch.get_num_threads() == 2\n"
+        "from training.children import one_thread\n"
+        "one_thread()\n"
+        "print(torch.get_num_threads(), numba.get_num_threads())\n"
+    )
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "1"]
 
 
 def test_a_collector_steps_its_games_on_one_thread():

@@ -24,15 +24,21 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def one_thread() -> None:
-    """torch and numba on one thread each, in a process that steps games on one core.
+def one_thread(numba_too: bool = True) -> None:
+    """torch and numba on one thread each, in a process that steps games on one core
+    (``numba_too=False``: torch alone, numba's thread count left as it is).
 
     More torch threads are much slower on small machines (README). The engines' parallel
     kernels wait at each step for their worker threads: beside another busy process that wait
     cost 10x a run's speed, and K Ray collectors each with a thread per core of the machine
-    made 15 collectors on 16 cores slower than one process (docs/results.md)."""
+    made 15 collectors on 16 cores slower than one process (docs/results.md).
+
+    numba first: its first ``set_num_threads`` starts its OpenMP layer, which sets the thread
+    count of the libgomp that torch shares to numba's (the machine's cores), undoing an earlier
+    ``torch.set_num_threads(1)``. A probe whose torch ran on two threads beside a busy process
+    made 20 times fewer samples per CPU minute."""
     import numba
     import torch
 
+    numba.set_num_threads(1 if numba_too else numba.get_num_threads())
     torch.set_num_threads(1)
-    numba.set_num_threads(1)

@@ -422,12 +422,11 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 def run_rounds(args: Args, run: Path) -> dict[str, Any]:
     """Play and fit rounds until ``args.rounds`` are done; the summary of the rounds."""
-    import torch
-
     from training.checkpoints import save_atomic, training_meta
+    from training.children import one_thread
     from training.search_targets import generate
 
-    torch.set_num_threads(1)  # small fits; more threads are slower on small machines
+    one_thread(numba_too=False)  # torch: small fits, and more threads are slower on small machines
     checkpoint, log_path = run / "checkpoint.zip", run / "rounds.json"
     meta = training_meta(args.game, [args.table()])
     done = rounds_done(run)
