@@ -270,6 +270,32 @@ def test_a_tiny_league_run_per_game(game, tmp_path):
     assert all(summary["decisions"][kind] > 0 for kind in kinds)  # every kind of the mix played
 
 
+def test_a_run_from_init_starts_its_exploiters_from_the_heuristics_imitation(tmp_path):
+    # An exploiter that starts from the policy it hunts keeps that policy's blind spots.
+    import torch
+
+    from training.train import policy_weights
+
+    tiny = [sys.executable, str(ROOT / "training" / "train.py"), "--game", "updown",
+            "--timesteps", "512", "--num-games", "8", "--n-steps", "256", "--batch-size", "128",
+            "--n-epochs", "1", "--eval-games", "0", "--net-arch", "16", "--warm-start", "0",
+            "--exploiter-share", "0.5", "--exploiter-check", "256", "--no-progress"]  # fmt: skip
+    first = subprocess.run([*tiny, "--out", str(tmp_path / "a")], capture_output=True,
+                           text=True, timeout=300, cwd=ROOT)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert not (tmp_path / "a" / "exploiter_start.pt").exists()  # its start is the imitation
+    init = tmp_path / "a" / "checkpoint.zip"
+    second = subprocess.run(
+        [*tiny, "--out", str(tmp_path / "b"), "--init", str(init), "--warm-start", "20",
+         "--warm-epochs", "2"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    start = torch.load(tmp_path / "b" / "exploiter_start.pt")
+    inherited = policy_weights(init)
+    names = [n for n in start if n.startswith("action_net")]
+    assert names and not all(torch.equal(start[n], inherited[n]) for n in names)
+
+
 def test_a_small_concentration_makes_whole_tables_of_one_kind_common():
     mix = parse_mix("heuristic=0.5,random=0.5")
     counts = {}

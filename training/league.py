@@ -17,16 +17,20 @@ Pool
     measured from the training games themselves at no extra cost, gives it the weight
     ``max(rate, 0.05) ** --pfsp-power``, so the learner mostly meets what still beats it.
 Exploiters (``--exploiters``, each its own :class:`Exploiter`)
-    A second PPO learner that starts from the main agent's starting policy and trains only
-    against a frozen copy of the main agent (playing its most likely moves, as it plays when
-    deployed) in every other seat: the best-response probe (:mod:`training.exploit`) run
-    inside training. It gets ``--exploiter-share`` of the samples (its rollouts run after the
-    main agent's). Every ``--exploiter-check`` of its samples it plays ``--eval-games`` games
-    against its target; when the lower end of the 95% interval of its win rate is above the
-    fair share, it has found a weakness: it joins the pool (where PFSP makes the main agent
-    meet it often), restarts from the starting policy and takes the newest main agent as its
-    target. One that has not succeeded after ``--exploiter-budget`` samples retargets to the
-    newest main agent and keeps learning.
+    A second PPO learner that starts from the heuristic's imitation, as the probe's learner does,
+    and trains only against a frozen copy of the main agent (playing its most likely moves, as it
+    plays when deployed) in every other seat: the best-response probe (:mod:`training.exploit`) run
+    inside training. It gets ``--exploiter-share`` of the samples (its rollouts run after the main
+    agent's). Every ``--exploiter-check`` of its samples it plays ``--eval-games`` games against its
+    target; when the lower end of the 95% interval of its win rate is above the fair share, it has
+    found a weakness: it joins the pool (where PFSP makes the main agent meet it often), restarts
+    from the imitation and takes the newest main agent as its target. One that has not succeeded
+    after ``--exploiter-budget`` samples retargets to the newest main agent and keeps learning. In a
+    fresh run the imitation is the main agent's own start (the warm start); a run from ``--init``
+    makes one for the exploiters (``--warm-start`` games, kept as ``exploiter_start.pt``). An
+    exploiter that started from the main agent's own policy kept its blind spots: from Up & Down's
+    u12 it won at most 0.55 in 8M samples, where the probe's learner won 0.68 after 4M
+    (docs/results.md).
 Selection
     Every ``--eval-every`` samples the main agent plays ``--eval-games`` games against random
     players, heuristic players and the pool (its entries in turn), in one seat against the
@@ -40,6 +44,7 @@ half, and each exploiter retargets to the resumed main agent.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import time
@@ -135,7 +140,10 @@ class League:
         self.seconds = 0.0  # spent on the exploiters: their rollouts, updates and tests
 
     def start(self, main: Any, start_policy: dict[str, Any]) -> None:
-        """Make the exploiters (from ``start_policy``, aimed at the main agent ``main``)."""
+        """Make the exploiters (from ``start_policy``, the main agent's first policy, unless
+        the run started from ``--init``: see the module docstring), aimed at ``main``."""
+        import torch
+
         self.last_main = main.num_timesteps
         record = self.run / "league.json"
         if record.is_file():
@@ -144,12 +152,32 @@ class League:
         for k in range(self.args.exploiters):
             exploiter = Exploiter(self.args, self.tables, self.heuristic, start_policy,
                                   main.policy, k)  # fmt: skip
-            saved = self.run / f"exploiter_{k}.pt"
-            if saved.is_file():
-                import torch
-
-                exploiter.model.policy.load_state_dict(torch.load(saved, map_location="cpu"))
             self.exploiters.append(exploiter)
+        if self.exploiters and self.args.init:
+            imitation = self._imitation(self.exploiters[0].model)
+            for exploiter in self.exploiters:
+                exploiter.start = imitation
+                exploiter.model.policy.load_state_dict(imitation)
+        for exploiter in self.exploiters:
+            saved = self.run / f"exploiter_{exploiter.index}.pt"
+            if saved.is_file():
+                exploiter.model.policy.load_state_dict(torch.load(saved, map_location="cpu"))
+
+    def _imitation(self, model: Any) -> dict[str, Any]:
+        """The exploiters' start in a run from ``--init``: the heuristic's imitation, made
+        once (on ``model``) and kept in the run directory for a resume."""
+        import torch
+
+        from training.train import warm_start
+
+        path = self.run / "exploiter_start.pt"
+        if path.is_file():
+            return torch.load(path, map_location="cpu")
+        if warm_start(model, self.args, self.tables, self.heuristic) is None:
+            return copy.deepcopy(model.policy.state_dict())  # --warm-start 0: the init policy
+        weights = copy.deepcopy(model.policy.state_dict())
+        write_atomic(path, lambda tmp: torch.save(weights, tmp))
+        return weights
 
     def advance(self, main: Any, selfplay: SelfPlayVecEnv, logger: Any) -> None:
         """Give the exploiters their share of the samples made since the last call."""
