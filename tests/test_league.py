@@ -244,6 +244,25 @@ def test_an_exploiter_that_beats_its_target_joins_the_pool(tmp_path, monkeypatch
     assert json.loads((tmp_path / "league.json").read_text())["joined"] == 1
 
 
+def test_an_exploiter_learns_at_the_runs_rate_when_the_main_agent_anneals_it():
+    # Each learn() call of an exploiter is one rollout: a schedule over the call would be at
+    # its end, a learning rate of zero, at every update.
+    from training.league import Exploiter
+    from training.train import Args, new_model
+
+    args = Args(game="updown", num_games=16, n_steps=256, batch_size=128, n_epochs=1,
+                net_arch="16", anneal="lr,ent", warm_start=0, eval_games=0).check()  # fmt: skip
+    tables = args.table_options()
+    main = new_model(args, SelfPlayVecEnv("updown", tables, 16, parse_mix("self=1"), 0), None)
+    exploiter = Exploiter(args, tables, None, main.policy.state_dict(), main.policy, 0)
+    before = {k: v.clone() for k, v in exploiter.model.policy.state_dict().items()}
+    exploiter.learn(256)
+    exploiter.learn(256)
+    assert exploiter.model.policy.optimizer.param_groups[0]["lr"] == args.learning_rate
+    after = exploiter.model.policy.state_dict()
+    assert not torch.equal(before["action_net.weight"], after["action_net.weight"])
+
+
 @pytest.mark.parametrize("game", ["kingup", "updown", "kdk"])
 def test_a_tiny_league_run_per_game(game, tmp_path):
     run = tmp_path / game
@@ -272,8 +291,6 @@ def test_a_tiny_league_run_per_game(game, tmp_path):
 
 def test_a_run_from_init_starts_its_exploiters_from_the_heuristics_imitation(tmp_path):
     # An exploiter that starts from the policy it hunts keeps that policy's blind spots.
-    import torch
-
     from training.train import policy_weights
 
     tiny = [sys.executable, str(ROOT / "training" / "train.py"), "--game", "updown",

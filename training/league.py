@@ -21,16 +21,16 @@ Exploiters (``--exploiters``, each its own :class:`Exploiter`)
     and trains only against a frozen copy of the main agent (playing its most likely moves, as it
     plays when deployed) in every other seat: the best-response probe (:mod:`training.exploit`) run
     inside training. It gets ``--exploiter-share`` of the samples (its rollouts run after the main
-    agent's). Every ``--exploiter-check`` of its samples it plays ``--eval-games`` games against its
-    target; when the lower end of the 95% interval of its win rate is above the fair share, it has
-    found a weakness: it joins the pool (where PFSP makes the main agent meet it often), restarts
-    from the imitation and takes the newest main agent as its target. One that has not succeeded
-    after ``--exploiter-budget`` samples retargets to the newest main agent and keeps learning. In a
-    fresh run the imitation is the main agent's own start (the warm start); a run from ``--init``
-    makes one for the exploiters (``--warm-start`` games, kept as ``exploiter_start.pt``). An
-    exploiter that started from the main agent's own policy kept its blind spots: from Up & Down's
-    u12 it won at most 0.55 in 8M samples, where the probe's learner won 0.68 after 4M
-    (docs/results.md).
+    agent's) and learns at the run's starting rate, never annealed. Every ``--exploiter-check`` of
+    its samples it plays ``--eval-games`` games against its target; when the lower end of the 95%
+    interval of its win rate is above the fair share, it has found a weakness: it joins the pool
+    (where PFSP makes the main agent meet it often), restarts from the imitation and takes the
+    newest main agent as its target. One that has not succeeded after ``--exploiter-budget`` samples
+    retargets to the newest main agent and keeps learning. In a fresh run the imitation is the main
+    agent's own start (the warm start); a run from ``--init`` makes one for the exploiters
+    (``--warm-start`` games, kept as ``exploiter_start.pt``). An exploiter that started from the
+    main agent's own policy kept its blind spots: from Up & Down's u12 it won at most 0.55 in 8M
+    samples, where the probe's learner won 0.68 after 4M (docs/results.md).
 Selection
     Every ``--eval-every`` samples the main agent plays ``--eval-games`` games against random
     players, heuristic players and the pool (its entries in turn), in one seat against the
@@ -84,7 +84,10 @@ class Exploiter:
             args.game, tables, max(16, args.num_games // 4), {"fixed": 1.0}, seed, heuristic,
             args.backend, fixed=self.play_target,
         )  # fmt: skip
-        self.model = new_model(dataclasses.replace(args, seed=seed), self.env, None)
+        # The run's starting learning rate, never annealed: each learn() call is one rollout,
+        # and SB3's schedule over a call is at its end, a rate of zero, at every update.
+        settings = dataclasses.replace(args, seed=seed, anneal=",".join(args.annealed() - {"lr"}))
+        self.model = new_model(settings, self.env, None)
         self.model.policy.load_state_dict(start)
         self.retarget(target)
 
