@@ -28,9 +28,9 @@ Exploiters (``--exploiters``, each its own :class:`Exploiter`)
     newest main agent as its target. One that has not succeeded after ``--exploiter-budget`` samples
     retargets to the newest main agent and keeps learning. In a fresh run the imitation is the main
     agent's own start (the warm start); a run from ``--init`` makes one for the exploiters
-    (``--warm-start`` games, kept as ``exploiter_start.pt``). An exploiter that started from the
-    main agent's own policy kept its blind spots: from Up & Down's u12 it won at most 0.55 in 8M
-    samples, where the probe's learner won 0.68 after 4M (docs/results.md).
+    (``--warm-start`` games, kept as ``exploiter_start.pt``). The probe's learner starts there and
+    finds the weaknesses of bots made from ``--init`` (docs/results.md); AlphaStar's exploiters
+    restart from their supervised policy likewise.
 Selection
     Every ``--eval-every`` samples the main agent plays ``--eval-games`` games against random
     players, heuristic players and the pool (its entries in turn), in one seat against the
