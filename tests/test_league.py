@@ -290,7 +290,8 @@ def test_a_tiny_league_run_per_game(game, tmp_path):
 
 
 def test_a_run_from_init_starts_its_exploiters_from_the_heuristics_imitation(tmp_path):
-    # An exploiter that starts from the policy it hunts keeps that policy's blind spots.
+    # Exploiters start where the probe's learner starts (the heuristic's imitation), not from
+    # the bot they hunt; a run from --init makes that imitation for them.
     from training.train import policy_weights
 
     tiny = [sys.executable, str(ROOT / "training" / "train.py"), "--game", "updown",
@@ -300,7 +301,7 @@ def test_a_run_from_init_starts_its_exploiters_from_the_heuristics_imitation(tmp
     first = subprocess.run([*tiny, "--out", str(tmp_path / "a")], capture_output=True,
                            text=True, timeout=300, cwd=ROOT)  # fmt: skip
     assert first.returncode == 0, first.stderr
-    assert not (tmp_path / "a" / "exploiter_start.pt").exists()  # its start is the imitation
+    assert not (tmp_path / "a" / "exploiter_start.pt").exists()  # no --init: the run's own start
     init = tmp_path / "a" / "checkpoint.zip"
     second = subprocess.run(
         [*tiny, "--out", str(tmp_path / "b"), "--init", str(init), "--warm-start", "20",
