@@ -114,6 +114,59 @@ def test_a_fixed_mix_needs_its_player_and_the_spec_must_play_in_batch():
         collector.fixed_player("nonsense", "kingup", {"num_players": 4})
 
 
+def test_each_table_size_has_its_own_fixed_player():
+    seen = {2: [], 3: []}
+
+    def sized(size):
+        def act(obs, mask, rng):
+            seen[size].append(len(obs))
+            return first_legal(obs, mask, rng)
+
+        return act
+
+    tables = [{"num_players": 2}, {"num_players": 3}]
+    env = SelfPlayVecEnv(
+        "updown", tables, 16, parse_mix("fixed=1"), seed=0, fixed={2: sized(2), 3: sized(3)}
+    )
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        learner_moves = collector.random_actions(env.mask, rng)
+        theirs = ~env.learner
+        for calls in seen.values():
+            calls.clear()
+        env._opponent_actions(learner_moves)
+        for size, calls in seen.items():
+            rows = theirs & (env.players == size)
+            assert calls == ([int(rows.sum())] if rows.any() else [])  # one call per size
+        env.step_async(learner_moves)
+        env.step_wait()
+    with pytest.raises(ValueError, match=r"no player at \[3\] players"):
+        SelfPlayVecEnv("updown", tables, 4, parse_mix("fixed=1"), fixed={2: sized(2)})
+
+
+def test_fixed_specs_each_hold_the_first_size_they_play(monkeypatch):
+    def only_two(spec, game, options):  # "two" stands for a checkpoint trained at 2 players
+        if spec == "two" and options["num_players"] != 2:
+            raise ValueError(f"--fixed two: trained for 2 players, not {options['num_players']}")
+        return lambda obs, mask, rng, name=spec: name
+
+    monkeypatch.setattr(collector, "fixed_player", only_two)
+    tables = [{"num_players": n} for n in (2, 3, 4)]
+    chosen = collector.fixed_players("two heuristic", "updown", tables)
+    assert {n: play(None, None, None) for n, play in chosen.items()} == {
+        2: "two",
+        3: "heuristic",
+        4: "heuristic",
+    }
+    with pytest.raises(ValueError, match=r"no spec plays at 3 players \(--fixed two: trained"):
+        collector.fixed_players("two", "updown", tables)
+    with pytest.raises(ValueError, match="--fixed two: it plays at none of this run's"):
+        collector.fixed_players("heuristic two", "updown", tables)
+    with pytest.raises(ValueError, match="--fixed names no agent spec"):
+        collector.fixed_players(" ", "updown", tables)
+
+
 def test_the_probe_beats_a_deliberately_weak_target(monkeypatch):
     from training import exploit
 

@@ -9,7 +9,8 @@ player, drawn when the game is dealt from ``mix`` (one seat is always the learne
                self-play (:class:`PoolStats`: the snapshots that still beat the learner most)
 ``heuristic``  the game's rule-of-thumb agent
 ``random``     a uniformly random legal action
-``fixed``      a fixed external policy (any agent spec that plays in batch, ``--fixed SPEC``)
+``fixed``      a fixed external policy (any agent spec that plays in batch, ``--fixed SPEC``;
+               several specs, one per table size, for a run at several sizes)
 
 At every tick each table steps once, and the decisions of each kind are taken in one batched
 call: one torch forward for all learner seats, one per snapshot, one vectorised draw for the
@@ -235,7 +236,7 @@ class SelfPlayVecEnv(VecEnv):
         seed: int = 0,
         heuristic: BatchPolicy | None = None,
         backend: str = "auto",
-        fixed: BatchPolicy | None = None,
+        fixed: BatchPolicy | dict[int, BatchPolicy] | None = None,
         pfsp: PoolStats | None = None,
         concentration: float = 0.0,
     ):
@@ -255,7 +256,13 @@ class SelfPlayVecEnv(VecEnv):
         super().__init__(
             per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)
         )
-        self.game, self.mix, self.heuristic, self.fixed = game, mix, heuristic, fixed
+        self.game, self.mix, self.heuristic = game, mix, heuristic
+        sizes = sorted({t.num_players for t in self.tables})
+        # The fixed player of each table size: one policy for all, or one per size.
+        self.fixed = dict.fromkeys(sizes, fixed) if callable(fixed) else fixed
+        if self.fixed is not None and not set(sizes) <= set(self.fixed):
+            missing = sorted(set(sizes) - set(self.fixed))
+            raise ValueError(f"the fixed seats have no player at {missing} players")
         self.concentration = concentration
         self.rng = np.random.default_rng(seed)
         self.snapshots: dict[int, Any] = {}  # pool id -> frozen policy
@@ -425,6 +432,13 @@ class SelfPlayVecEnv(VecEnv):
         learner_reward = np.where(self.kinds == LEARNER, self.seat_rewards, 0).sum(axis=1)
         return self.obs, learner_reward, self.done, self._infos
 
+    def _fixed_actions(self, sel: np.ndarray, out: np.ndarray) -> None:
+        """Fill ``out[sel]``, rows held by fixed seats: one batched call per table size."""
+        players = self.players[sel]
+        for size in np.unique(players).tolist():
+            rows = sel[players == size]
+            out[rows] = self.fixed[size](self.obs[rows], self.mask[rows], self.rng)
+
     def _opponent_actions(self, actions: np.ndarray) -> np.ndarray:
         """``actions`` with every row not held by the learner filled by its seat's kind."""
         rows = np.arange(self.num_envs)
@@ -442,7 +456,7 @@ class SelfPlayVecEnv(VecEnv):
             elif code == HEURISTIC:
                 out[sel] = self.heuristic(self.obs[sel], self.mask[sel], self.rng)
             elif code == FIXED:
-                out[sel] = self.fixed(self.obs[sel], self.mask[sel], self.rng)
+                self._fixed_actions(sel, out)
             else:
                 policy = self.snapshots[code - SNAPSHOT]
                 out[sel] = policy_actions(policy, self.obs[sel], self.mask[sel], rng=self.rng)
@@ -854,3 +868,37 @@ def fixed_player(spec: str, game: str, options: dict[str, Any]) -> BatchPolicy:
             "(random, heuristic, ppo:PATH, rllib:DIR)"
         )
     return policy
+
+
+def fixed_players(
+    specs: str, game: str, table_options: Sequence[dict[str, Any]]
+) -> dict[int, BatchPolicy]:
+    """The fixed player of each table size in ``table_options`` from ``--fixed SPECS``.
+
+    ``specs`` is one agent spec, or several separated by spaces: each table size is held by
+    the first spec that plays at it (a ``ppo:PATH`` checkpoint plays only the sizes it was
+    trained at, ``random`` and ``heuristic`` play every size). ValueError naming the size no
+    spec plays, or the spec that plays no size of the run.
+    """
+    names = specs.split()
+    if not names:
+        raise ValueError("--fixed names no agent spec")
+    chosen: dict[int, BatchPolicy] = {}
+    used: set[str] = set()
+    for options in table_options:
+        size = options["num_players"]
+        errors = []
+        for name in names:
+            try:
+                chosen.setdefault(size, fixed_player(name, game, options))
+            except ValueError as err:
+                errors.append(str(err))
+                continue
+            used.add(name)
+            break
+        if size not in chosen:
+            raise ValueError(f"--fixed: no spec plays at {size} players ({'; '.join(errors)})")
+    idle = [name for name in names if name not in used]
+    if idle:
+        raise ValueError(f"--fixed {idle[0]}: it plays at none of this run's table sizes")
+    return chosen

@@ -62,13 +62,13 @@ class Collector:
             SeatRolloutBuffer,
             SelfPlayPPO,
             SelfPlayVecEnv,
-            fixed_player,
+            fixed_players,
         )
 
         one_thread()
         s = settings
         heuristic = batched_heuristic(s["game"])
-        fixed = fixed_player(s["fixed"], s["game"], s["tables"][0]) if s["fixed"] else None
+        fixed = fixed_players(s["fixed"], s["game"], s["tables"]) if s["fixed"] else None
         self.env = SelfPlayVecEnv(
             s["game"], s["tables"], s["num_games"], s["mix"], seed, heuristic, s["backend"],
             fixed, pfsp=PoolStats(power=s["pfsp_power"]), concentration=s["concentration"],

@@ -158,7 +158,9 @@ class Args:
     fixed: str = field(
         default="",
         metadata={"help": "agent spec holding the fixed seats of the mix (e.g. --opponent-mix "
-                  "fixed=1 --fixed ppo:PATH); any spec that plays in batch"},
+                  "fixed=1 --fixed ppo:PATH); any spec that plays in batch; several, "
+                  "space-separated, for several table sizes: each size takes the first that "
+                  "plays it"},
     )  # fmt: skip
     snapshot_every: int = field(default=1_000_000, metadata={"help": "samples between snapshots"})
     pool_size: int = field(
@@ -383,7 +385,7 @@ class Args:
         self.table_options()
         self.layers()
         self.annealed()
-        from training.collector import fixed_player, parse_mix
+        from training.collector import fixed_players, parse_mix
 
         parse_mix(self.mix())
         positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size",
@@ -425,8 +427,7 @@ class Args:
                 "--opponent-mix (e.g. fixed=1)"
             )
         if self.fixed:
-            for options in self.table_options():
-                fixed_player(self.fixed, self.game, options)
+            fixed_players(self.fixed, self.game, self.table_options())
         if self.init:
             check_init_widths(init_path(self), self.layers(), self.init)
         workers = self.workers
@@ -795,7 +796,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
         PoolStats,
         SelfPlayPPO,
         SelfPlayVecEnv,
-        fixed_player,
+        fixed_players,
         parse_mix,
     )
     from training.collectors import CollectorError
@@ -811,7 +812,7 @@ def train(args: Args, run: Path, start_step: int) -> dict[str, Any]:
     meta = training_meta(args.game, tables)
     heuristic = batched_heuristic(args.game)
     mix = parse_mix(args.mix())
-    fixed = fixed_player(args.fixed, args.game, tables[0]) if args.fixed else None
+    fixed = fixed_players(args.fixed, args.game, tables) if args.fixed else None
     env = SelfPlayVecEnv(
         args.game, tables, args.num_games, mix, args.seed, heuristic, args.backend, fixed,
         pfsp=PoolStats(power=args.pfsp_power), concentration=args.mix_concentration,
