@@ -143,6 +143,12 @@ def test_each_table_size_has_its_own_fixed_player():
         env.step_wait()
     with pytest.raises(ValueError, match=r"no player at \[3\] players"):
         SelfPlayVecEnv("updown", tables, 4, parse_mix("fixed=1"), fixed={2: sized(2)})
+    # One player holding both sizes plays all its seats in one call.
+    env = SelfPlayVecEnv("updown", tables, 16, parse_mix("fixed=1"), seed=0, fixed=sized(2))
+    env.reset()
+    seen[2].clear()
+    env._opponent_actions(collector.random_actions(env.mask, rng))
+    assert seen[2] == [int((~env.learner).sum())]
 
 
 def test_fixed_specs_each_hold_the_first_size_they_play(monkeypatch):
@@ -159,6 +165,8 @@ def test_fixed_specs_each_hold_the_first_size_they_play(monkeypatch):
         3: "heuristic",
         4: "heuristic",
     }
+    both = collector.fixed_players("heuristic", "updown", tables)
+    assert both[2] is both[3] is both[4]  # one spec, one policy: its seats in one call
     with pytest.raises(ValueError, match=r"no spec plays at 3 players \(--fixed two: trained"):
         collector.fixed_players("two", "updown", tables)
     with pytest.raises(ValueError, match="--fixed two: it plays at none of this run's"):

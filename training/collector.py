@@ -257,12 +257,7 @@ class SelfPlayVecEnv(VecEnv):
             per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)
         )
         self.game, self.mix, self.heuristic = game, mix, heuristic
-        sizes = sorted({t.num_players for t in self.tables})
-        # The fixed player of each table size: one policy for all, or one per size.
-        self.fixed = dict.fromkeys(sizes, fixed) if callable(fixed) else fixed
-        if self.fixed is not None and not set(sizes) <= set(self.fixed):
-            missing = sorted(set(sizes) - set(self.fixed))
-            raise ValueError(f"the fixed seats have no player at {missing} players")
+        self.fixed_groups = self._group_fixed(fixed)
         self.concentration = concentration
         self.rng = np.random.default_rng(seed)
         self.snapshots: dict[int, Any] = {}  # pool id -> frozen policy
@@ -432,12 +427,30 @@ class SelfPlayVecEnv(VecEnv):
         learner_reward = np.where(self.kinds == LEARNER, self.seat_rewards, 0).sum(axis=1)
         return self.obs, learner_reward, self.done, self._infos
 
+    def _group_fixed(
+        self, fixed: BatchPolicy | dict[int, BatchPolicy] | None
+    ) -> list[tuple[BatchPolicy, np.ndarray]]:
+        """Each distinct fixed player with the table sizes it holds (one policy for all sizes,
+        or one per size); ValueError naming the sizes that have none."""
+        if fixed is None:
+            return []
+        sizes = sorted({t.num_players for t in self.tables})
+        by_size = dict.fromkeys(sizes, fixed) if callable(fixed) else fixed
+        missing = [n for n in sizes if n not in by_size]
+        if missing:
+            raise ValueError(f"the fixed seats have no player at {missing} players")
+        groups: dict[int, tuple[BatchPolicy, list[int]]] = {}
+        for n in sizes:
+            groups.setdefault(id(by_size[n]), (by_size[n], []))[1].append(n)
+        return [(policy, np.array(held)) for policy, held in groups.values()]
+
     def _fixed_actions(self, sel: np.ndarray, out: np.ndarray) -> None:
-        """Fill ``out[sel]``, rows held by fixed seats: one batched call per table size."""
+        """Fill ``out[sel]``, rows held by fixed seats: one batched call per fixed player."""
         players = self.players[sel]
-        for size in np.unique(players).tolist():
-            rows = sel[players == size]
-            out[rows] = self.fixed[size](self.obs[rows], self.mask[rows], self.rng)
+        for policy, sizes in self.fixed_groups:
+            rows = sel if len(self.fixed_groups) == 1 else sel[np.isin(players, sizes)]
+            if rows.size:
+                out[rows] = policy(self.obs[rows], self.mask[rows], self.rng)
 
     def _opponent_actions(self, actions: np.ndarray) -> np.ndarray:
         """``actions`` with every row not held by the learner filled by its seat's kind."""
@@ -884,21 +897,21 @@ def fixed_players(
     if not names:
         raise ValueError("--fixed names no agent spec")
     chosen: dict[int, BatchPolicy] = {}
-    used: set[str] = set()
+    built: dict[str, BatchPolicy] = {}  # a spec that holds several sizes plays them in one call
     for options in table_options:
         size = options["num_players"]
         errors = []
         for name in names:
             try:
-                chosen.setdefault(size, fixed_player(name, game, options))
+                policy = fixed_player(name, game, options)  # checks that it plays this size
             except ValueError as err:
                 errors.append(str(err))
                 continue
-            used.add(name)
+            chosen[size] = built.setdefault(name, policy)
             break
         if size not in chosen:
             raise ValueError(f"--fixed: no spec plays at {size} players ({'; '.join(errors)})")
-    idle = [name for name in names if name not in used]
+    idle = [name for name in names if name not in built]
     if idle:
         raise ValueError(f"--fixed {idle[0]}: it plays at none of this run's table sizes")
     return chosen
