@@ -151,6 +151,47 @@ def test_each_table_size_has_its_own_fixed_player():
     assert seen[2] == [int((~env.learner).sum())]
 
 
+def test_a_mixture_of_fixed_players_draws_one_per_game():
+    calls = {"a": [], "b": []}
+
+    def named(name):
+        def act(obs, mask, rng):
+            calls[name].append(len(obs))
+            return first_legal(obs, mask, rng)
+
+        return act
+
+    a, b = named("a"), named("b")
+    tables = [{"num_players": 2}, {"num_players": 3}]
+    env = SelfPlayVecEnv(
+        "updown", tables, 64, parse_mix("fixed=1"), seed=0, fixed={2: (a, b), 3: (a,)}
+    )
+    env.reset()
+    assert set(env.slot_fixed[env.players == 3]) == {0}  # only a holds 3 players
+    drawn = env.slot_fixed[env.players == 2]
+    assert 0.3 < drawn.mean() < 0.7  # a and b about equally often
+    rng = np.random.default_rng(0)
+    redrawn = 0
+    for _ in range(200):
+        held = env.slot_fixed.copy()
+        learner_moves = collector.random_actions(env.mask, rng)
+        theirs = ~env.learner
+        for seen in calls.values():
+            seen.clear()
+        env._opponent_actions(learner_moves)
+        for k, seen in enumerate(calls.values()):
+            rows = theirs & (held == k)
+            assert seen == ([int(rows.sum())] if rows.any() else [])  # one call per player
+        env.step_async(learner_moves)
+        env.step_wait()
+        kept = ~env.done
+        np.testing.assert_array_equal(env.slot_fixed[kept], held[kept])  # whole games
+        redrawn += int((env.slot_fixed[~kept] != held[~kept]).sum())
+    assert redrawn > 0  # a new game draws its player anew
+    with pytest.raises(ValueError, match=r"no player at \[3\] players"):
+        SelfPlayVecEnv("updown", tables, 4, parse_mix("fixed=1"), fixed={2: (a, b), 3: ()})
+
+
 def test_fixed_specs_each_hold_the_first_size_they_play(monkeypatch):
     def only_two(spec, game, options):  # "two" stands for a checkpoint trained at 2 players
         if spec == "two" and options["num_players"] != 2:
@@ -159,14 +200,26 @@ def test_fixed_specs_each_hold_the_first_size_they_play(monkeypatch):
 
     monkeypatch.setattr(collector, "fixed_player", only_two)
     tables = [{"num_players": n} for n in (2, 3, 4)]
+
+    def names(chosen):
+        return {n: [play(None, None, None) for play in group] for n, group in chosen.items()}
+
     chosen = collector.fixed_players("two heuristic", "updown", tables)
-    assert {n: play(None, None, None) for n, play in chosen.items()} == {
-        2: "two",
-        3: "heuristic",
-        4: "heuristic",
-    }
+    assert names(chosen) == {2: ["two"], 3: ["heuristic"], 4: ["heuristic"]}
     both = collector.fixed_players("heuristic", "updown", tables)
-    assert both[2] is both[3] is both[4]  # one spec, one policy: its seats in one call
+    assert both[2][0] is both[3][0] is both[4][0]  # one spec, one policy: its seats in one call
+    # A mixture holds a size when each member plays it; its members keep one policy each.
+    chosen = collector.fixed_players("two+random heuristic+random", "updown", tables)
+    assert names(chosen) == {
+        2: ["two", "random"],
+        3: ["heuristic", "random"],
+        4: ["heuristic", "random"],
+    }
+    assert chosen[2][1] is chosen[3][1] and chosen[3][0] is chosen[4][0]
+    with pytest.raises(ValueError, match=r"--fixed names no agent spec in 'two\+ heuristic'"):
+        collector.fixed_players("two+ heuristic", "updown", tables)
+    with pytest.raises(ValueError, match=r"--fixed two\+random: it plays at none"):
+        collector.fixed_players("heuristic two+random", "updown", tables)
     with pytest.raises(ValueError, match=r"no spec plays at 3 players \(--fixed two: trained"):
         collector.fixed_players("two", "updown", tables)
     with pytest.raises(ValueError, match="--fixed two: it plays at none of this run's"):

@@ -10,7 +10,8 @@ player, drawn when the game is dealt from ``mix`` (one seat is always the learne
 ``heuristic``  the game's rule-of-thumb agent
 ``random``     a uniformly random legal action
 ``fixed``      a fixed external policy (any agent spec that plays in batch, ``--fixed SPEC``;
-               several specs, one per table size, for a run at several sizes)
+               several specs, one per table size, for a run at several sizes; specs joined
+               by ``+`` share a size, each game drawing one of them)
 
 At every tick each table steps once, and the decisions of each kind are taken in one batched
 call: one torch forward for all learner seats, one per snapshot, one vectorised draw for the
@@ -236,7 +237,7 @@ class SelfPlayVecEnv(VecEnv):
         seed: int = 0,
         heuristic: BatchPolicy | None = None,
         backend: str = "auto",
-        fixed: BatchPolicy | dict[int, BatchPolicy] | None = None,
+        fixed: BatchPolicy | dict[int, BatchPolicy | Sequence[BatchPolicy]] | None = None,
         pfsp: PoolStats | None = None,
         concentration: float = 0.0,
     ):
@@ -257,7 +258,7 @@ class SelfPlayVecEnv(VecEnv):
             per_table * len(self.tables), obs_space, spaces.Discrete(first.num_actions)
         )
         self.game, self.mix, self.heuristic = game, mix, heuristic
-        self.fixed_groups = self._group_fixed(fixed)
+        self.fixed_policies, self.fixed_members = self._group_fixed(fixed)
         self.concentration = concentration
         self.rng = np.random.default_rng(seed)
         self.snapshots: dict[int, Any] = {}  # pool id -> frozen policy
@@ -269,6 +270,7 @@ class SelfPlayVecEnv(VecEnv):
         self.players = np.concatenate([np.full(t.num_games, t.num_players) for t in self.tables])
         self.kinds = np.full((size, self.max_players), -1, dtype=np.int64)
         self.slot_snapshot = np.full(size, -1, dtype=np.int64)  # the pool entry of each game
+        self.slot_fixed = np.zeros(size, dtype=np.int64)  # the fixed player of each game
         self.returns = np.zeros((size, self.max_players), dtype=np.float64)  # so far this game
         self.seat_rewards = np.zeros((size, self.max_players), dtype=np.float32)
         self.done = np.zeros(size, dtype=bool)
@@ -323,6 +325,20 @@ class SelfPlayVecEnv(VecEnv):
             kinds = np.where(kinds == SNAPSHOT, SNAPSHOT + entries[:, None], kinds)
         self.slot_snapshot[slots] = entries
         self.kinds[slots] = kinds
+        if self.fixed_policies:
+            self.slot_fixed[slots] = self._draw_fixed(players)
+
+    def _draw_fixed(self, players: np.ndarray) -> np.ndarray:
+        """The fixed player of new games at tables of ``players``: a size held by several
+        draws one of them per game, uniformly, so each plays whole games."""
+        drawn = np.empty(players.size, dtype=np.int64)
+        for size, members in self.fixed_members.items():
+            at = players == size
+            if members.size == 1:
+                drawn[at] = members[0]
+            elif at.any():
+                drawn[at] = members[self.rng.integers(members.size, size=int(at.sum()))]
+        return drawn
 
     def _code(self, name: str) -> int:
         if name == "self" or (name == "snapshot" and not self.snapshots):
@@ -428,29 +444,39 @@ class SelfPlayVecEnv(VecEnv):
         return self.obs, learner_reward, self.done, self._infos
 
     def _group_fixed(
-        self, fixed: BatchPolicy | dict[int, BatchPolicy] | None
-    ) -> list[tuple[BatchPolicy, np.ndarray]]:
-        """Each distinct fixed player with the table sizes it holds (one policy for all sizes,
-        or one per size); ValueError naming the sizes that have none."""
+        self, fixed: BatchPolicy | dict[int, BatchPolicy | Sequence[BatchPolicy]] | None
+    ) -> tuple[list[BatchPolicy], dict[int, np.ndarray]]:
+        """The distinct fixed players, and for each table size the indices of those sharing
+        its fixed seats (one policy for all sizes, or one or several per size); ValueError
+        naming the sizes that have none."""
         if fixed is None:
-            return []
+            return [], {}
         sizes = sorted({t.num_players for t in self.tables})
         by_size = dict.fromkeys(sizes, fixed) if callable(fixed) else fixed
-        missing = [n for n in sizes if n not in by_size]
+        missing = [n for n in sizes if not by_size.get(n)]
         if missing:
             raise ValueError(f"the fixed seats have no player at {missing} players")
-        groups: dict[int, tuple[BatchPolicy, list[int]]] = {}
+        players: list[BatchPolicy] = []
+        index: dict[int, int] = {}  # id -> index: a player at several sizes is one player
+        members = {}
         for n in sizes:
-            groups.setdefault(id(by_size[n]), (by_size[n], []))[1].append(n)
-        return [(policy, np.array(held)) for policy, held in groups.values()]
+            held = [by_size[n]] if callable(by_size[n]) else list(by_size[n])
+            for policy in held:
+                if id(policy) not in index:
+                    index[id(policy)] = len(players)
+                    players.append(policy)
+            members[n] = np.array([index[id(policy)] for policy in held])
+        return players, members
 
     def _fixed_actions(self, sel: np.ndarray, out: np.ndarray) -> None:
         """Fill ``out[sel]``, rows held by fixed seats: one batched call per fixed player."""
-        players = self.players[sel]
-        for policy, sizes in self.fixed_groups:
-            rows = sel if len(self.fixed_groups) == 1 else sel[np.isin(players, sizes)]
-            if rows.size:
-                out[rows] = policy(self.obs[rows], self.mask[rows], self.rng)
+        if len(self.fixed_policies) == 1:
+            out[sel] = self.fixed_policies[0](self.obs[sel], self.mask[sel], self.rng)
+            return
+        which = self.slot_fixed[sel]
+        for k in np.unique(which).tolist():
+            rows = sel[which == k]
+            out[rows] = self.fixed_policies[k](self.obs[rows], self.mask[rows], self.rng)
 
     def _opponent_actions(self, actions: np.ndarray) -> np.ndarray:
         """``actions`` with every row not held by the learner filled by its seat's kind."""
@@ -885,33 +911,36 @@ def fixed_player(spec: str, game: str, options: dict[str, Any]) -> BatchPolicy:
 
 def fixed_players(
     specs: str, game: str, table_options: Sequence[dict[str, Any]]
-) -> dict[int, BatchPolicy]:
-    """The fixed player of each table size in ``table_options`` from ``--fixed SPECS``.
+) -> dict[int, tuple[BatchPolicy, ...]]:
+    """The fixed players of each table size in ``table_options`` from ``--fixed SPECS``.
 
     ``specs`` is one agent spec, or several separated by spaces: each table size is held by
     the first spec that plays at it (a ``ppo:PATH`` checkpoint plays only the sizes it was
-    trained at, ``random`` and ``heuristic`` play every size). ValueError naming the size no
-    spec plays, or the spec that plays no size of the run.
+    trained at, ``random`` and ``heuristic`` play every size). Specs joined by ``+`` are one
+    mixture: it plays a size when each of them does, and each game there draws one of them.
+    ValueError naming the size no spec plays, or the spec that plays no size of the run.
     """
     names = specs.split()
-    if not names:
-        raise ValueError("--fixed names no agent spec")
-    chosen: dict[int, BatchPolicy] = {}
+    if not names or any("" in name.split("+") for name in names):
+        raise ValueError(f"--fixed names no agent spec{f' in {specs!r}' if names else ''}")
+    chosen: dict[int, tuple[BatchPolicy, ...]] = {}
     built: dict[str, BatchPolicy] = {}  # a spec that holds several sizes plays them in one call
+    used: set[str] = set()
     for options in table_options:
         size = options["num_players"]
         errors = []
         for name in names:
-            try:
-                policy = fixed_player(name, game, options)  # checks that it plays this size
+            try:  # fixed_player checks that the spec plays at this size
+                players = {spec: fixed_player(spec, game, options) for spec in name.split("+")}
             except ValueError as err:
                 errors.append(str(err))
                 continue
-            chosen[size] = built.setdefault(name, policy)
+            chosen[size] = tuple(built.setdefault(spec, p) for spec, p in players.items())
+            used.add(name)
             break
         if size not in chosen:
             raise ValueError(f"--fixed: no spec plays at {size} players ({'; '.join(errors)})")
-    idle = [name for name in names if name not in built]
+    idle = [name for name in names if name not in used]
     if idle:
         raise ValueError(f"--fixed {idle[0]}: it plays at none of this run's table sizes")
     return chosen

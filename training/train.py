@@ -160,7 +160,7 @@ class Args:
         metadata={"help": "agent spec holding the fixed seats of the mix (e.g. --opponent-mix "
                   "fixed=1 --fixed ppo:PATH); any spec that plays in batch; several, "
                   "space-separated, for several table sizes: each size takes the first that "
-                  "plays it"},
+                  "plays it; specs joined by + share a size, each game drawing one"},
     )  # fmt: skip
     snapshot_every: int = field(default=1_000_000, metadata={"help": "samples between snapshots"})
     pool_size: int = field(
