@@ -36,7 +36,10 @@ FAST_OPTIONS = {"kdk": ["--option", "num_rounds=1", "--option", "max_round_steps
 
 
 def run_train(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*TRAIN, *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    proc = subprocess.run(
+        [*TRAIN, *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
     if check and proc.returncode != 0:
         raise AssertionError(f"train.py failed:\n{proc.stdout}\n{proc.stderr}")
     return proc
