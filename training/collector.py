@@ -325,7 +325,7 @@ class SelfPlayVecEnv(VecEnv):
             kinds = np.where(kinds == SNAPSHOT, SNAPSHOT + entries[:, None], kinds)
         self.slot_snapshot[slots] = entries
         self.kinds[slots] = kinds
-        if self.fixed_policies:
+        if len(self.fixed_policies) > 1:  # one player needs no index: it holds every seat
             self.slot_fixed[slots] = self._draw_fixed(players)
 
     def _draw_fixed(self, players: np.ndarray) -> np.ndarray:
