@@ -78,8 +78,8 @@ Options (``ISMCTSAgent(...)``, or ``ismcts:N,KEY=VALUE`` through ``training.regi
 ``puct``           with a network: the PUCT constant (>= 0), default 1.0
 ``value_weight``   with a network: the share of the network's value in a leaf's value, the
                    rest a rollout's (0..1), default 1.0 (no rollout). A network whose
-                   ``value_reward`` is not ``"win"`` (a value head fitted to a score, as KdK's
-                   bots are) takes 0 by default and refuses more
+                   ``value_reward`` is not ``"win"`` (a value head fitted to KdK's score
+                   return) takes 0 by default and refuses more
 ``batch``          with a network: determinisations descended before one network call
                    (int >= 1), default 8
 ``encode``         with a network on the ``"rules"`` backend: ``encode(state, seat) -> obs``
@@ -306,7 +306,7 @@ class ISMCTSAgent(Agent):
                 "a network guides the searcher's own nodes: opponents must be 'policy', "
                 "'network' or 'auto'; got 'tree'"
             )
-        # A value head fitted to another reward (KdK's bots learn the "score" return) is no
+        # A value head fitted to another reward (KdK's "score" return) is no
         # estimate of a win: such a network guides by its prior alone, with rollout values.
         reward = getattr(network, "value_reward", "win")
         default = 1.0 if reward == "win" else 0.0

@@ -15,6 +15,8 @@ from training.search_targets import Targets, generate, play
 TINY = {"kingup": {"num_players": 3, "num_rounds": 1}, "updown": {"num_players": 2},
         "kdk": {"num_players": 2, "num_rounds": 1}}  # fmt: skip
 TEACHER = "ismcts:8,root=tree"
+# A KdK bot whose value head learned the "score" return (k5, kept beside the notebooks).
+SCORE_BOT = Path(__file__).parents[1] / "notebooks" / "models" / "kdk_k5.zip"
 
 
 @pytest.mark.parametrize("game", list(GAMES))
@@ -162,22 +164,24 @@ def test_an_interrupt_keeps_the_last_rounds_checkpoint(tmp_path, monkeypatch):
 
 
 def test_the_first_checkpoint_keeps_the_init_bots_reward():
-    # Round 0 is the --init bot unchanged: KdK's value head still estimates its score return,
-    # so round 1's teacher searches by the prior alone instead of misreading that value.
+    # Round 0 is the --init bot unchanged: a KdK value head that learned the score return
+    # still estimates it, so round 1's teacher searches by the prior alone instead of
+    # misreading that value.
     from training.bots import builtin_bot_path
     from training.checkpoints import training_meta
     from training.exit import first_meta
 
     meta = training_meta("kdk", [{"num_players": 3, "reward": "win"}])
-    assert first_meta(meta, builtin_bot_path("kdk"))["options"]["reward"] == "score"
+    assert first_meta(meta, SCORE_BOT)["options"]["reward"] == "score"
     assert first_meta(meta, builtin_bot_path("kingup"))["options"]["reward"] == "win"
     assert first_meta(meta, None) is meta
 
 
-def test_a_run_from_kdks_bot_searches_by_its_prior_until_the_value_is_fitted(tmp_path):
+def test_a_run_from_a_score_bot_searches_by_its_prior_until_the_value_is_fitted(tmp_path):
     from training.checkpoints import read_meta
 
-    run = run_exit(tmp_path, "kdk", "--init", "ppo:kdk", "--rounds", "2", "--value-weight", "0.5")
+    flags = ["--init", str(SCORE_BOT), "--rounds", "2", "--value-weight", "0.5"]
+    run = run_exit(tmp_path, "kdk", *flags)
     teachers = [e["teacher"] for e in json.loads((run / "rounds.json").read_text())]
     assert "value_weight=0.0," in teachers[0] and "value_weight=0.5," in teachers[1]
     assert read_meta(run / "checkpoint.zip")["options"]["reward"] == "win"

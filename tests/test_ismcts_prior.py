@@ -3,6 +3,8 @@ stand in for rollouts, network options fail in one line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -224,11 +226,13 @@ def test_the_builtin_bot_guides_the_search(game):
 
 
 def test_a_value_head_of_another_reward_guides_by_its_prior_alone():
-    # KdK's bot learned the "score" return: its value is no win estimate.
-    agent = make_agent("ismcts:8,prior=ppo:kdk", "kdk", seed=0)
+    # k5, a KdK bot kept beside the notebooks, learned the "score" return: its value is no
+    # win estimate.
+    prior = f"prior=ppo:{Path(__file__).parents[1] / 'notebooks' / 'models' / 'kdk_k5.zip'}"
+    agent = make_agent(f"ismcts:8,{prior}", "kdk", seed=0)
     assert agent.network.value_reward == "score" and agent.value_weight == 0.0
     with pytest.raises(ValueError, match="value_weight must be 0") as err:
-        make_agent("ismcts:8,prior=ppo:kdk,value_weight=0.5", "kdk")
+        make_agent(f"ismcts:8,{prior},value_weight=0.5", "kdk")
     assert "\n" not in str(err.value)
     assert make_agent("ismcts:8,prior=ppo:kingup", "kingup").value_weight == 1.0
 

@@ -479,7 +479,7 @@ def network_reward(path: Path) -> str:
 
 def first_meta(meta: dict[str, Any], init: Path | None) -> dict[str, Any]:
     """The metadata of a run's round-0 checkpoint: the reward its value head estimates is the
-    ``--init`` bot's (KdK's bots learned the ``"score"`` return) until round 1 fits it."""
+    ``--init`` bot's (a KdK bot may have learned the ``"score"`` return) until round 1 fits it."""
     if init is None:
         return meta
     return {**meta, "options": {**meta["options"], "reward": network_reward(init)}}

@@ -118,7 +118,8 @@ class SearchNetwork:
     ``value_reward`` names the reward the value head estimates: ``"win"``, +1 for a win and -1
     otherwise (the training reward of King Up! and Up & Down, and the targets of
     ``training/exit.py``), which the search takes as a value in [0, 1], ``(v + 1) / 2``; or
-    another (KdK's bots learn the ``"score"`` return), which the search does not read as a win.
+    another (KdK's ``"score"`` return, which its bots up to k9 learned), which the search does not
+    read as a win.
     """
 
     def __init__(self, policy: Any, value_reward: str = "win"):
