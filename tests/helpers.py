@@ -7,6 +7,7 @@ import random
 import signal
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,8 @@ FAST = {"kdk": {"num_rounds": 1, "max_round_steps": 200}}
 # Every game at every table size it allows, and the matching test ids.
 TABLES = [(game, n) for game in GAMES for n in spec_of(game).player_counts]
 TABLE_IDS = [f"{game}-{n}p" for game, n in TABLES]
+# A KdK bot whose value head learned the "score" return (k5, kept beside the notebooks).
+SCORE_BOT = Path(__file__).parents[1] / "notebooks" / "models" / "kdk_k5.zip"
 
 
 def make(game: str, n: int, raw: bool = True, **options: Any) -> Any:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import SCORE_BOT
 
 from tablegym.games import GAMES, rules_of
 from training.search_targets import Targets, generate, play
@@ -15,8 +16,6 @@ from training.search_targets import Targets, generate, play
 TINY = {"kingup": {"num_players": 3, "num_rounds": 1}, "updown": {"num_players": 2},
         "kdk": {"num_players": 2, "num_rounds": 1}}  # fmt: skip
 TEACHER = "ismcts:8,root=tree"
-# A KdK bot whose value head learned the "score" return (k5, kept beside the notebooks).
-SCORE_BOT = Path(__file__).parents[1] / "notebooks" / "models" / "kdk_k5.zip"
 
 
 @pytest.mark.parametrize("game", list(GAMES))

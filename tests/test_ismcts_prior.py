@@ -3,10 +3,9 @@ stand in for rollouts, network options fail in one line."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers import SCORE_BOT
 
 from agents.base import GameView
 from agents.ismcts import ISMCTSAgent
@@ -226,9 +225,8 @@ def test_the_builtin_bot_guides_the_search(game):
 
 
 def test_a_value_head_of_another_reward_guides_by_its_prior_alone():
-    # k5, a KdK bot kept beside the notebooks, learned the "score" return: its value is no
-    # win estimate.
-    prior = f"prior=ppo:{Path(__file__).parents[1] / 'notebooks' / 'models' / 'kdk_k5.zip'}"
+    # k5 learned KdK's "score" return: its value is no win estimate.
+    prior = f"prior=ppo:{SCORE_BOT}"
     agent = make_agent(f"ismcts:8,{prior}", "kdk", seed=0)
     assert agent.network.value_reward == "score" and agent.value_weight == 0.0
     with pytest.raises(ValueError, match="value_weight must be 0") as err:
