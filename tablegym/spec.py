@@ -58,6 +58,9 @@ class GameSpec:
     batched_heuristic: str | None = None  # ``act_batch(obs, mask, rng) -> actions``
     search: SearchSpec | None = None  # None: the search rolls out uniformly at random
     training: TrainingSpec | None = None  # None: the game has no tuned training defaults
+    # A module of per-card features a network may compute from the observation
+    # (``SIZE``, ``constants()``, ``feature_blocks``, ``card_features``); None: the game has none.
+    features: str | None = None
 
     def __post_init__(self) -> None:
         if self.default_players not in self.player_counts:

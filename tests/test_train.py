@@ -476,6 +476,60 @@ def test_init_widens_a_narrower_network_without_changing_its_play():
     Args(game="updown", init="ppo:updown", net_arch="256,128").check()
 
 
+def test_card_features_start_from_a_plain_network_and_both_forward_passes_agree():
+    import torch
+    from helpers import make, random_playout
+
+    from training.features import CardFeatures, policy_kwargs
+    from training.ppo_agent import NumpyPolicy, actor_logits
+    from training.train import widen
+    from updown_env import observation
+
+    env = SelfPlayVecEnv("updown", [{"num_players": 3}], 4, {"self": 1.0})
+
+    def policy(features: str) -> Any:
+        kwargs = policy_kwargs("updown", [16, 16], features)
+        return SelfPlayPPO("MlpPolicy", env, seed=0, device="cpu", policy_kwargs=kwargs).policy
+
+    plain, cards = policy("none"), policy("cards")
+    assert isinstance(cards.features_extractor, CardFeatures)
+    with torch.no_grad():
+        for value in plain.state_dict().values():
+            value.add_(torch.randn_like(value) * 0.1)
+    cards.load_state_dict(widen(plain.state_dict(), cards.state_dict()))
+    games = zip(range(60), random_playout(make("updown", 3), 0))
+    obs = np.stack([observation.encode(g.game_state, g.game_state.to_play) for _, g in games])
+    # The new inputs start at zero weight: the same play and values as the plain network.
+    np.testing.assert_allclose(actor_logits(cards, obs), actor_logits(plain, obs), atol=1e-5)
+    with torch.no_grad():
+        x = torch.as_tensor(obs)
+        assert torch.allclose(cards.predict_values(x), plain.predict_values(x), atol=1e-5)
+        cards.mlp_extractor.policy_net[0].weight[:, obs.shape[1] :] += 0.1
+    logits = actor_logits(cards, obs)
+    assert not np.allclose(logits, actor_logits(plain, obs), atol=1e-3)  # now they count
+    np.testing.assert_allclose(NumpyPolicy(cards).logits(obs), logits, atol=1e-4)
+    np.testing.assert_allclose(NumpyPolicy(cards).logits(obs[7]), logits[7], atol=1e-4)
+    with pytest.raises(ValueError, match="kingup has no per-card features"):
+        Args(game="kingup", features="cards").check()
+    with pytest.raises(ValueError, match="--features must be one of none, cards; got 'all'"):
+        Args(game="updown", features="all").check()
+
+
+def test_a_run_with_card_features_trains_plays_and_keeps_them_on_resume(tmp_path, capsys):
+    run = tmp_path / "cards"
+    run_train("--game", "updown", "--features", "cards", "--out", str(run), *TINY)
+    agent = load_ppo_agent(run / "checkpoint.zip", "updown", {"num_players": 2})
+    assert agent.net.features is not None  # numpy play computes the features too
+    exported = export_policy(run / "checkpoint.zip", tmp_path / "play.zip")
+    assert load_ppo_agent(exported, "updown", {"num_players": 2}).net.features is not None
+    line = fail_line(["--resume", str(run), "--features", "none"], capsys)
+    assert "trained with --features 'cards'; it cannot change to 'none'" in line
+    line = fail_line(["--game", "updown", "--init", str(run / "checkpoint.zip"), "--net-arch",
+                      "32", "--out", str(tmp_path / "x")], capsys)  # fmt: skip
+    assert line.endswith("its network reads per-card features; add --features cards")
+    assert not (tmp_path / "x").exists()
+
+
 # -- runs that lose nothing: checkpoints by time, a full disk, overwrite, no silent success --
 
 

@@ -64,6 +64,7 @@ class Collector:
             SelfPlayVecEnv,
             fixed_players,
         )
+        from training.features import policy_kwargs
 
         one_thread()
         s = settings
@@ -75,7 +76,8 @@ class Collector:
         )  # fmt: skip
         self.model = SelfPlayPPO(
             "MlpPolicy", self.env, n_steps=n_steps, batch_size=n_steps, gamma=s["gamma"],
-            gae_lambda=s["gae_lambda"], policy_kwargs={"net_arch": s["net_arch"]},
+            gae_lambda=s["gae_lambda"],
+            policy_kwargs=policy_kwargs(s["game"], s["net_arch"], s["features"]),
             rollout_buffer_class=SeatRolloutBuffer, seed=seed, device="cpu",
         )  # fmt: skip
         self.model.policy.set_training_mode(False)

@@ -34,13 +34,21 @@ class NumpyPolicy:
     Self-play opponents and evaluations call the policy once per move on a single
     observation; there torch's per-call overhead dwarfs the arithmetic, and a numpy forward
     pass of the same weights is several times faster. Only the layers ``MlpPolicy`` builds
-    (flatten, Linear, Tanh/ReLU) are supported; anything else raises ValueError.
+    (flatten, Linear, Tanh/ReLU) and :class:`training.features.CardFeatures` are supported;
+    anything else raises ValueError.
     """
 
     def __init__(self, policy: Any):
         import torch
 
-        if not isinstance(policy.features_extractor.flatten, torch.nn.Flatten):
+        from training.features import CardFeatures
+
+        extractor = policy.features_extractor
+        if isinstance(extractor, CardFeatures):
+            self.features = extractor.numpy
+        elif isinstance(getattr(extractor, "flatten", None), torch.nn.Flatten):
+            self.features = None
+        else:
             raise ValueError("only MlpPolicy (flattened vector observations) is supported")
         self.layers: list[tuple[str, Any]] = []
         for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
@@ -56,6 +64,8 @@ class NumpyPolicy:
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation vector, or for rows of them."""
         x = np.asarray(observation, dtype=np.float32)
+        if self.features is not None:
+            x = self.features(x)
         for kind, params in self.layers:
             if kind == "linear":
                 x = x @ params[0] + params[1]

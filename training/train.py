@@ -97,7 +97,7 @@ RUN_FILES = (
 )  # fmt: skip
 RUN_GLOBS = ("exploiter_*.pt",)  # the league's exploiters (training.league)
 # Settings a resumed run must keep: they define the model or what it learns from.
-MODEL_SETTINGS = ("game", "num_players", "option", "net_arch")
+MODEL_SETTINGS = ("game", "num_players", "option", "net_arch", "features")
 
 
 @dataclass
@@ -219,6 +219,12 @@ class Args:
                   "anneal")},
     )  # fmt: skip
     net_arch: str = field(default="128,128", metadata={"help": "hidden layer sizes"})
+    features: str = field(
+        default="none",
+        metadata={"help": "what the network reads besides the observation: none, or cards "
+                  "(per-card features the game computes from it, training/features.py; "
+                  "updown only)"},
+    )  # fmt: skip
     device: str = field(
         default="cpu",
         metadata={"help": "where the learner and the policies' batched forward passes run: "
@@ -386,6 +392,9 @@ class Args:
         self.layers()
         self.annealed()
         from training.collector import fixed_players, parse_mix
+        from training.features import policy_kwargs
+
+        policy_kwargs(self.game, self.layers(), self.features)
 
         parse_mix(self.mix())
         positive = ("timesteps", "num_games", "n_steps", "batch_size", "n_epochs", "pool_size",
@@ -429,7 +438,7 @@ class Args:
         if self.fixed:
             fixed_players(self.fixed, self.game, self.table_options())
         if self.init:
-            check_init_widths(init_path(self), self.layers(), self.init)
+            check_init_widths(init_path(self), self.layers(), self.init, self.features)
         workers = self.workers
         if workers is not None and (isinstance(workers, bool) or workers not in (1, 2)):
             raise ValueError(f"--workers must be 1 or 2; got {workers!r}")
@@ -652,12 +661,13 @@ def new_model(args: Args, env: Any, run: Path | None) -> Any:
     """A fresh :class:`training.collector.SelfPlayPPO` with the run's PPO settings
     (TensorBoard logs in ``run/tb``; none without ``run``)."""
     from training.collector import SeatRolloutBuffer, SelfPlayPPO
+    from training.features import policy_kwargs
 
     return SelfPlayPPO(
         "MlpPolicy",
         env,
         **ppo_settings(args),
-        policy_kwargs={"net_arch": args.layers()},
+        policy_kwargs=policy_kwargs(args.game, args.layers(), args.features),
         rollout_buffer_class=SeatRolloutBuffer,
         tensorboard_log=None if run is None else str(run / "tb"),
         seed=args.seed,
@@ -725,9 +735,17 @@ def policy_weights(path: Path) -> dict[str, Any]:
         return torch.load(f, map_location="cpu", weights_only=True)
 
 
-def check_init_widths(path: Path, layers: list[int], spec: str) -> None:
-    """ValueError unless ``layers`` is ``path``'s network or a wider one of the same depth."""
+def check_init_widths(path: Path, layers: list[int], spec: str, features: str = "none") -> None:
+    """ValueError unless ``layers`` is ``path``'s network or a wider one of the same depth, and
+    ``features`` reads what it read (a network without features may start one with them)."""
+    from training.checkpoints import read_meta
+
     weights = policy_weights(path)
+    inputs = int(weights["mlp_extractor.policy_net.0.weight"].shape[1])
+    if features == "none" and inputs > int(read_meta(path)["obs_size"]):
+        raise ValueError(
+            f"--init {spec}: its network reads per-card features; add --features cards"
+        )
     layer_keys = [k for k in weights if k.startswith("mlp_extractor.policy_net.") and "weight" in k]
     widths = [
         int(weights[k].shape[0]) for k in sorted(layer_keys, key=lambda k: int(k.split(".")[2]))
@@ -908,7 +926,7 @@ def start_collectors(args: Args, tables: list[dict[str, Any]]) -> Any:
         "mix": parse_mix(args.mix()), "backend": args.backend, "fixed": args.fixed,
         "pfsp_power": args.pfsp_power, "concentration": args.mix_concentration,
         "pool_size": args.pool_size, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
-        "net_arch": args.layers(),
+        "net_arch": args.layers(), "features": args.features,
     }  # fmt: skip
     return RayCollectors(settings, args.collectors, args.n_steps, args.seed, args.ray_address)
 

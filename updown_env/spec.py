@@ -9,6 +9,7 @@ SPEC = GameSpec(
     default_players=2,
     heuristic="updown_env.heuristic:HeuristicUpDown",
     batched_heuristic="updown_env.heuristic_batch:act_batch",
+    features="updown_env.features",
     search=SearchSpec(
         policy="updown_env.heuristic:rollout_policy",
         twin="updown_env.rollout",
