@@ -22,9 +22,9 @@ higher value (UP) or a lower one (DOWN). "Unseen" is every card not in the hand,
 observer's chosen card and not revealed this round: the other hands, their pending choices
 and the set-aside cards, which the observer cannot tell apart.
 
-:func:`feature_blocks` is written with matrix products, slices and arithmetic only, so the
-same code computes the features on numpy arrays and on torch tensors (``constants`` converted
-to the tensor type), and the network's two forward passes, torch's and
+:func:`feature_blocks` is written with slices, index arrays, matrix products and arithmetic
+only, so the same code computes the features on numpy arrays and on torch tensors
+(``constants`` converted to the tensor type), and the network's two forward passes, torch's and
 :class:`training.ppo_agent.NumpyPolicy`'s, cannot drift apart.
 """
 
@@ -39,37 +39,20 @@ from updown_env.rules import MAX_PLAYERS, MIN_VALUE, NUM_CARDS, NUM_SUITS, card_
 
 SIZE = 5 * NUM_CARDS + 1 + MAX_PLAYERS  # 225
 BEATEN_SCALE = 30.0  # three other seats' suits of 10 non-trump values each
-_HAND = LAYOUT.slices["hand"]
 _UP = LAYOUT.at["side"]  # the side field is one-hot UP, DOWN
 
 
 def constants() -> dict[str, np.ndarray]:
-    """The fixed matrices :func:`feature_blocks` multiplies by (float32, by name)."""
-    n = LAYOUT.size
-    cards = range(NUM_CARDS)
-    suit = np.array([card_suit(c) for c in cards])
-    value = np.array([card_value(c) for c in cards])
-    trump = np.zeros((n, NUM_CARDS), np.float32)  # trump one-hot -> the cards of that value
-    trump[LAYOUT.at["trump"] + value - MIN_VALUE, list(cards)] = 1
-    suits = LAYOUT.at["suits"]  # 4 x 4, row = seat, column = suit
-    own = np.zeros((n, NUM_CARDS), np.float32)
-    own[suits + suit, list(cards)] = 1
-    others = np.zeros((n, NUM_CARDS), np.float32)
-    for seat in range(1, MAX_PLAYERS):
-        others[suits + seat * NUM_SUITS + suit, list(cards)] = 1
-    seen = np.zeros((n, NUM_CARDS), np.float32)
-    for field, rows in (("hand", 1), ("my_choice", 1), ("played", MAX_PLAYERS)):
-        for row in range(rows):
-            seen[LAYOUT.at[field] + row * NUM_CARDS + np.arange(NUM_CARDS), list(cards)] = 1
-    per_seat_suit = np.zeros((n, MAX_PLAYERS * NUM_CARDS), np.float32)
-    for seat in range(MAX_PLAYERS):  # seat's own suit -> the cards of that suit, in seat's block
-        per_seat_suit[suits + seat * NUM_SUITS + suit, seat * NUM_CARDS + np.arange(NUM_CARDS)] = 1
+    """The fixed arrays :func:`feature_blocks` reads by (int64 indices into the observation,
+    float32 matrices to multiply by)."""
+    suit = np.array([card_suit(c) for c in range(NUM_CARDS)])
+    value = np.array([card_value(c) for c in range(NUM_CARDS)])
+    seats = np.arange(MAX_PLAYERS)[:, None]
     return {
-        "trump": trump,
-        "own": own,
-        "others": others,
-        "seen": seen,
-        "per_seat_suit": per_seat_suit,
+        # Per card: where the observation says its value is the trump value, and where it says
+        # that seat j (row j) owns its suit (``suits`` is 4 x 4, row = seat, column = suit).
+        "trump_at": (LAYOUT.at["trump"] + value - MIN_VALUE).astype(np.int64),
+        "suit_at": (LAYOUT.at["suits"] + seats * NUM_SUITS + suit).astype(np.int64),
         # [x, c] = 1 where card x beats card c: a higher value under UP, a lower under DOWN.
         "above": (value[:, None] > value[None, :]).astype(np.float32),
         "below": (value[:, None] < value[None, :]).astype(np.float32),
@@ -77,29 +60,36 @@ def constants() -> dict[str, np.ndarray]:
             np.float32
         ),
         "sum": np.ones((NUM_CARDS, 1), np.float32),
-        "sum_seats": np.kron(np.eye(MAX_PLAYERS), np.ones((NUM_CARDS, 1))).astype(np.float32),
-        "repeat": np.tile(np.eye(NUM_CARDS, dtype=np.float32), MAX_PLAYERS),
     }
 
 
+def _cards(obs: Any, field: str, row: int = 0) -> Any:
+    start = LAYOUT.at[field] + row * NUM_CARDS
+    return obs[:, start : start + NUM_CARDS]
+
+
 def feature_blocks(obs: Any, k: dict[str, Any]) -> list[Any]:
-    """The feature blocks of rows ``obs`` (the table above, in order), as ``obs``'s array type;
-    ``k`` is :func:`constants` in that type. Concatenate them along axis 1."""
-    hand = obs[:, _HAND]
+    """The feature blocks of rows ``obs`` (the table above, in order; ``suit_out`` one column
+    per seat), as ``obs``'s array type; ``k`` is :func:`constants` in that type. Concatenate
+    them along axis 1."""
+    hand = _cards(obs, "hand")
     up, down = obs[:, _UP : _UP + 1], obs[:, _UP + 1 : _UP + 2]
-    trump = obs @ k["trump"]
-    unseen = 1 - obs @ k["seen"]
-    rivals = unseen * (obs @ k["others"]) * (1 - trump)
+    seen = hand + _cards(obs, "my_choice")
+    for seat in range(MAX_PLAYERS):
+        seen = seen + _cards(obs, "played", seat)
+    unseen = 1 - seen
+    trump = obs[:, k["trump_at"]]
+    owner = [obs[:, k["suit_at"][seat]] for seat in range(MAX_PLAYERS)]
+    rivals = unseen * (owner[1] + owner[2] + owner[3]) * (1 - trump)
     above, below = rivals @ k["above"], rivals @ k["below"]
-    tile = unseen @ k["repeat"]  # unseen, once per seat block
     return [
         hand * trump,
-        hand * (obs @ k["own"]) * (1 - trump),
+        hand * owner[0] * (1 - trump),
         hand * (up * above + down * below) / BEATEN_SCALE,
         hand * (down * above + up * below) / BEATEN_SCALE,
         hand * (unseen @ k["twin"]) / 3,
         (unseen * trump) @ k["sum"] / 4,
-        (tile * (obs @ k["per_seat_suit"])) @ k["sum_seats"] / 11,
+        *((unseen * owned) @ k["sum"] / 11 for owned in owner),
     ]
 
 
