@@ -42,8 +42,9 @@ class CardFeatures(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=size + module.SIZE)
         # Functions, not the module: policies are deep-copied into the snapshot pool.
         self.game, self.blocks, self.rows = game, module.feature_blocks, module.card_features
-        self.names = sorted(module.constants())
-        for name, matrix in module.constants().items():
+        constants = module.constants()
+        self.names = sorted(constants)
+        for name, matrix in constants.items():
             # Not in the state dict: the matrices follow from the code, and a checkpoint's keys
             # stay those of a policy without features.
             self.register_buffer(f"k_{name}", torch.as_tensor(matrix), persistent=False)
