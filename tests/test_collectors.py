@@ -22,18 +22,19 @@ from training.collectors import Collector, _policy_bytes, merge  # noqa: E402
 from training.learner import BUFFER_FIELDS  # noqa: E402
 
 
-def settings(game: str = "updown") -> dict:
+def settings(game: str = "updown", features: str = "none") -> dict:
     return {
         "game": game, "tables": [{"num_players": 2}], "num_games": 8,
         "mix": parse_mix("self=0.5,snapshot=0.3,heuristic=0.2"), "backend": "auto",
         "fixed": "", "pfsp_power": 2.0, "concentration": 1.0, "pool_size": 2, "gamma": 0.99,
-        "gae_lambda": 0.95, "net_arch": [16],
+        "gae_lambda": 0.95, "net_arch": [16], "features": features,
     }  # fmt: skip
 
 
-def test_a_collector_fills_its_share_with_the_weights_it_is_sent():
-    collector = Collector(settings(), n_steps=96, seed=3)
-    other = Collector(settings(), n_steps=96, seed=4)  # other initial weights
+@pytest.mark.parametrize("features", ["none", "cards"])
+def test_a_collector_fills_its_share_with_the_weights_it_is_sent(features):
+    collector = Collector(settings(features=features), n_steps=96, seed=3)
+    other = Collector(settings(features=features), n_steps=96, seed=4)  # other initial weights
     weights = _policy_bytes(other.model.policy)
     result = collector.collect(weights, [])
     assert result["samples"] == 96 and result["observations"].shape[0] == 96
