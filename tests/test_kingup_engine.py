@@ -121,10 +121,10 @@ def test_engine_matches_the_rules_core_over_thousands_of_games(engine, n):
     # 400 games per player count, 1,600 in all. The reward changes only what a step pays, and
     # the step-by-step test above checks each; here the three rewards take turns over the three
     # batch shapes, so that across the player counts each meets every shape.
-    rewards = ("win", "score", "relative")
     shapes = ((PARALLEL, 3, 150), (SERIAL, 3, 150), (PARALLEL, 1, 100))
     for k, (size, num_rounds, games) in enumerate(shapes):
-        differential(n, rewards[(k + n) % 3], num_rounds, size, games, seed=100 * (k + 1) + n)
+        reward = R.REWARDS[(k + n) % len(R.REWARDS)]
+        differential(n, reward, num_rounds, size, games, seed=100 * (k + 1) + n)
 
 
 # -- deal and generator ------------------------------------------------------------------------
