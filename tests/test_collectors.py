@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from test_train import ROOT, TINY, fail_line, long_run, run_train, wait_for
+from test_train import ROOT, TINY, fail_line, long_run, run_train, wait_for, wait_until
 
 pytest.importorskip("sb3_contrib")
 
@@ -155,11 +155,11 @@ def test_a_dead_collector_ends_the_run_in_one_line_and_ray_with_it(tmp_path):
     run = tmp_path / "run"
     proc = long_run(run, "--collectors", "1")
     wait_for(run / "checkpoint.zip")
-    deadline = time.monotonic() + 120
-    while not (pids := subprocess.run(["pgrep", "-f", "ray::Collector"], capture_output=True,
-                                      text=True).stdout.split()):  # fmt: skip
-        assert time.monotonic() < deadline, "no collector actor started"
-        time.sleep(0.5)
+    pids = wait_until(
+        lambda: subprocess.run(["pgrep", "-f", "ray::Collector"], capture_output=True,
+                               text=True).stdout.split(),
+        "a collector actor", poll=0.5,
+    )  # fmt: skip
     time.sleep(2.0)
     os.kill(int(pids[0]), signal.SIGKILL)
     _, err = proc.communicate(timeout=180)

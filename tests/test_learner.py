@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_train import TINY, long_run, run_train, wait_for
+from test_train import TINY, long_run, run_train, wait_for, wait_until
 
 pytest.importorskip("sb3_contrib")
 
@@ -31,14 +31,15 @@ def children(pid: int) -> list[int]:
 
 def learner_of(pid: int, seconds: float = 60) -> int:
     """The learner process of run ``pid`` (the child running ``serve``), once it has started."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+
+    def learner() -> int | None:
         for child in children(pid):
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
             if b"spawn_main" in cmdline:
                 return child
-        time.sleep(0.2)
-    pytest.fail(f"run {pid} started no learner process")
+        return None
+
+    return wait_until(learner, f"the learner process of run {pid}", seconds)
 
 
 def gone(pids: list[int], seconds: float = 10) -> bool:

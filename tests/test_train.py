@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -286,12 +287,19 @@ def long_run(run: Path, *extra: str) -> subprocess.Popen:
                  preexec_fn=interruptible)  # fmt: skip
 
 
-def wait_for(path: Path, seconds: float = 120) -> None:
+def wait_until(ready: Callable[[], Any], what: str, seconds: float = 120, poll: float = 0.2) -> Any:
+    """Poll ``ready`` until it returns something true, and return that; fail the test if
+    ``seconds`` pass first (a hung process, not a slow one), naming ``what`` it waited for."""
     deadline = time.monotonic() + seconds
-    while not path.exists():
-        if time.monotonic() > deadline:  # a hung run, not a slow one
-            pytest.fail(f"{path} never appeared")
-        time.sleep(0.2)
+    while not (value := ready()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {seconds:g} s")
+        time.sleep(poll)
+    return value
+
+
+def wait_for(path: Path, seconds: float = 120) -> None:
+    wait_until(path.exists, f"{path} to appear", seconds)
 
 
 def test_a_process_a_test_started_ends_with_the_test():
@@ -538,10 +546,7 @@ def test_a_run_killed_before_its_first_sample_checkpoint_keeps_its_work(tmp_path
     # No checkpoint by samples in this run; one as PPO starts, then one every 0.6 s.
     proc = long_run(run, "--checkpoint-every", "0", "--checkpoint-minutes", "0.01")
     wait_for(run / "checkpoint.zip")
-    deadline = time.monotonic() + 120
-    while read_meta(run / "checkpoint.zip")["num_timesteps"] == 0:
-        assert time.monotonic() < deadline, "no checkpoint by time"
-        time.sleep(0.2)
+    wait_until(lambda: read_meta(run / "checkpoint.zip")["num_timesteps"], "a checkpoint by time")
     proc.kill()
     proc.communicate(timeout=60)
     step = read_meta(run / "checkpoint.zip")["num_timesteps"]
@@ -587,10 +592,14 @@ def test_an_interrupted_overwrite_loses_neither_run(tmp_path):
     def overwrite_until_config() -> subprocess.Popen:
         # A long warm start: the new run is stopped before its first checkpoint.
         proc = long_run(run, "--overwrite", "--seed", "5", "--warm-start", "20000")
-        deadline = time.monotonic() + 120
-        while '"seed": 5' not in _read(run / "config.json"):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.1)
+
+        def written() -> bool:
+            if '"seed": 5' in _read(run / "config.json"):
+                return True
+            assert proc.poll() is None, "the new run ended before writing its config"
+            return False
+
+        wait_until(written, "the new run's config", poll=0.1)
         return proc
 
     proc = overwrite_until_config()
