@@ -15,7 +15,7 @@ from tablegym.games import GAMES, env_class
 from tests.helpers import FAST
 from tests.test_integrations import run_recipe
 
-IDS = {"kingup": "tablegym/KingUp-v1", "updown": "tablegym/UpDown-v1", "kdk": "tablegym/KdK-v1"}
+IDS = {"kingup": "tablegym/KingUp-v1", "updown": "tablegym/UpDown-v2", "kdk": "tablegym/KdK-v1"}
 SIZES = {"kingup": 4, "updown": 2, "kdk": 3}
 
 

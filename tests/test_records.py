@@ -49,7 +49,7 @@ def test_json_lines_hold_one_record_a_line(tmp_path):
 def test_a_record_of_another_env_version_is_refused(tmp_path):
     record = {**played("updown", 2, 1), "env_version": "updown_v0"}
     path = write_record(tmp_path / "old.json", record)
-    with pytest.raises(ValueError, match="recorded with env 'updown_v0', this is 'updown_v1'"):
+    with pytest.raises(ValueError, match="recorded with env 'updown_v0', this is 'updown_v2'"):
         read_records(path)
 
 

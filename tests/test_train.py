@@ -523,6 +523,53 @@ def test_card_features_start_from_a_plain_network_and_both_forward_passes_agree(
         Args(game="updown", features="all").check()
 
 
+def _as_updown_v1(src: Path, dst: Path) -> None:
+    """``src``, an updown_v2 checkpoint, as v1 would have saved it: its first 501 inputs."""
+    import torch
+    from gymnasium import spaces
+    from stable_baselines3.common.save_util import load_from_zip_file, save_to_zip_file
+
+    data, params, variables = load_from_zip_file(src, device="cpu")
+    data["observation_space"] = spaces.Box(0.0, 1.0, (501,), dtype=np.float32)
+    data["tablegym_meta"] = {**data["tablegym_meta"], "env_name": "updown_v1", "obs_size": 501}
+    for key, value in params["policy"].items():
+        if key.endswith(".0.weight"):  # the first layer of each network
+            params["policy"][key] = torch.cat([value[:, :501], value[:, 529:]], dim=1)
+    params["policy.optimizer"] = {"state": {}, "param_groups": []}
+    save_to_zip_file(dst, data=data, params=params, pytorch_variables=variables)
+
+
+@pytest.mark.parametrize("features", ["none", "cards"])
+def test_an_updown_v1_policy_upgrades_to_v2_and_plays_as_before(features, tmp_path):
+    from helpers import make, random_playout
+
+    from training.checkpoints import load_model, upgrade_policy
+    from training.features import policy_kwargs
+    from training.ppo_agent import actor_logits
+    from updown_env import observation
+
+    tables = [{"num_players": 3}]
+    env = SelfPlayVecEnv("updown", tables, 4, {"self": 1.0})
+    kwargs = policy_kwargs("updown", [16, 16], features)
+    model = SelfPlayPPO("MlpPolicy", env, seed=0, device="cpu", policy_kwargs=kwargs)
+    save_atomic(model, tmp_path / "v2.zip", training_meta("updown", tables))
+    _as_updown_v1(tmp_path / "v2.zip", tmp_path / "v1.zip")
+    with pytest.raises(ValueError, match="env_name='updown_v1'.*upgrade_policy converts it"):
+        load_model(tmp_path / "v1.zip", "updown", tables[0])
+    upgrade_policy(tmp_path / "v1.zip", tmp_path / "up.zip")
+    assert read_meta(tmp_path / "up.zip")["env_name"] == "updown_v2"
+    games = zip(range(60), random_playout(make("updown", 3), 1))
+    obs = np.stack([observation.encode(g.game_state, g.game_state.to_play) for _, g in games])
+    assert obs[:, 501:].any()  # the games reached the habits
+    blind = obs.copy()
+    blind[:, 501:] = 0
+    # The upgraded policy reads the v1 inputs with v1's weights and nothing from the new ones.
+    upgraded = load_model(tmp_path / "up.zip", "updown", tables[0]).policy
+    np.testing.assert_allclose(actor_logits(upgraded, obs), actor_logits(model.policy, blind))
+    with pytest.raises(ValueError, match="no newer version of updown_v2"):
+        upgrade_policy(tmp_path / "up.zip", tmp_path / "again.zip")
+
+
 def test_a_run_with_card_features_trains_plays_and_keeps_them_on_resume(tmp_path, capsys):
     run = tmp_path / "cards"
     run_train("--game", "updown", "--features", "cards", "--out", str(run), *TINY)

@@ -332,6 +332,6 @@ def test_state_round_trip_and_layout_documented():
         assert E.to_state(E.from_state(state, vg.config), vg.config) == state
     # The column table of the module docstring gives every column constant its offset.
     table = re.findall(r"^    (\d+)(?:–\d+)?\s+``(\w+)``", E.__doc__, flags=re.M)
-    assert len(table) == 16
+    assert len(table) == 18
     assert all(getattr(E, name) == int(offset) for offset, name in table)
-    assert E.NUM_COLUMNS == E.TRICKS + R.MAX_PLAYERS
+    assert E.NUM_COLUMNS == E.KINDS + R.MAX_PLAYERS * len(R.CARD_KINDS)

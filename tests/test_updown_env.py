@@ -39,7 +39,7 @@ def test_seed(n):
 
 def test_metadata_and_spaces():
     game = raw_env(num_players=3)
-    assert game.metadata["name"] == "updown_v1"
+    assert game.metadata["name"] == "updown_v2"
     assert game.possible_agents == ["player_0", "player_1", "player_2"]
     assert game.action_space("player_1").n == 50
     assert game.observation_space("player_0")["observation"].shape == (observation.OBS_SIZE,)

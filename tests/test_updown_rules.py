@@ -423,6 +423,52 @@ def test_multi_round_totals():
         assert tuple(earned) == R.scores(state)
 
 
+# -- habits ("Observation", interpretation choice 10) ----------------------------------------
+
+
+def test_card_kinds_follow_the_rules_of_their_trick():
+    # Trump 7, Kim owns clubs: a 7 is a trump whatever its suit, then own suit, then the value.
+    assert R.card_kind(card(H, 7), trump=7, own=C) == 0
+    assert R.card_kind(card(C, 7), trump=7, own=C) == 0
+    assert R.card_kind(card(C, 12), trump=7, own=C) == 1
+    assert R.card_kind(card(C, 2), trump=7, own=C) == 1
+    assert [R.card_kind(card(S, v), trump=7, own=C) for v in (2, 3, 11, 12)] == [3, 2, 2, 3]
+    assert [R.change_kind(a) for a in (FLIP, rotate_action(S), ROLL)] == [0, 1, 2]
+
+
+def test_habits_count_each_seats_changes_and_revealed_cards():
+    # Example A's trick: Kim (clubs) an own 9, Lea (spades) an own 5, Alex (hearts) a club 10.
+    hands = [(card(C, 9), card(C, 3)), (card(S, 5), card(D, 12)), (card(C, 10), card(H, 7))]
+    state = choosing(3, hands, side=UP, orientation=0, trump=7)
+    state = state._replace(changes=((0, 0, 0),) * 3, kinds=((0, 0, 0, 0),) * 3)
+    after = play_trick(state, {0: card(C, 9), 1: card(S, 5), 2: card(C, 10)})
+    assert after.kinds == ((0, 1, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0))
+    # Lea leads and flips; then the last cards: Kim's 3 is hers, a foreign queen, Alex's trump.
+    after = R.apply_action(after, FLIP, np.random.default_rng(0))
+    assert after.changes == ((0, 0, 0), (1, 0, 0), (0, 0, 0))
+    after = play_trick(after, {1: card(D, 12), 2: card(H, 7), 0: card(C, 3)})
+    assert after.kinds == ((0, 2, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0))
+    assert after.changes == ((0, 0, 0), (1, 0, 0), (0, 0, 0))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_habits_add_up_over_the_game_and_stay_public(n):
+    rng = np.random.default_rng(7)
+    pick = random.Random(7)
+    cfg = R.make_config(num_players=n, num_rounds=2)
+    state = R.initial_state(cfg, rng)
+    leads = [0] * n
+    while not R.is_terminal(state):
+        if state.phase is Phase.CHANGE:
+            leads[state.leader] += 1
+        state = R.apply_action(state, pick.choice(R.legal_actions(state)), rng)
+        # A determinisation redraws hidden cards only: the counts are public.
+        assert R.sample_state(state, 0, rng).kinds == state.kinds
+    # Every lead made one change and every trick revealed one card per seat, over both rounds.
+    assert [sum(c) for c in state.changes] == leads
+    assert [sum(k) for k in state.kinds] == [2 * R.HAND_SIZE[n]] * n
+
+
 # -- invariants over random games ------------------------------------------------------------
 
 

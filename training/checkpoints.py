@@ -15,10 +15,15 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tablegym.files import WriteError, write_atomic
 from tablegym.games import env_class
 
 FORMAT = "tablegym-ppo-1"
+# Env versions whose observation is the prefix of the next one's: a policy of the old version
+# becomes one of the new with zero weights on the new inputs (:func:`upgrade_policy`).
+UPGRADES = {"updown_v1": "updown_v2"}
 
 
 def game_meta(game: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -90,9 +95,12 @@ def check_meta(meta: dict[str, Any], expected: dict[str, Any], path: str | os.Pa
     """Raise ValueError naming the first field where a checkpoint differs from the game."""
     for key in ("game", "env_name", "obs_size", "num_actions"):
         if meta.get(key) != expected[key]:
+            hint = ""
+            if UPGRADES.get(meta.get("env_name")) == expected["env_name"]:
+                hint = "; training.checkpoints.upgrade_policy converts it, playing the same"
             raise ValueError(
                 f"checkpoint {path} was trained for {key}={meta.get(key)!r}, "
-                f"but this game has {key}={expected[key]!r}"
+                f"but this game has {key}={expected[key]!r}{hint}"
             )
     # Player count changes the seats a policy learned about; other options (reward, rounds)
     # change what it optimised but not what it can read, so only the player count must agree:
@@ -143,3 +151,43 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
     dst = Path(dst)
     save_atomic(model, dst, {k: v for k, v in meta.items() if k != "num_timesteps"})
     return dst
+
+
+def upgrade_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """Checkpoint ``src`` of an old env version (``UPGRADES``) as a policy of the new one.
+
+    The new observation holds the old one as its first values, so the first layer of each
+    network gets zero weights on the inputs in between the old observation and anything the
+    features extractor appends after it: the policy plays and values every position exactly as
+    before, and training can start from it. The optimiser starts afresh (its moments have the
+    old shapes); ``dst`` may be ``src``.
+    """
+    import torch
+    from gymnasium import spaces
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    meta = read_meta(src)
+    new_name = UPGRADES.get(meta["env_name"])
+    if new_name is None:
+        raise ValueError(f"{src}: no newer version of {meta['env_name']} to upgrade to")
+    new = game_meta(meta["game"], meta["options"])
+    if new["env_name"] != new_name:
+        raise ValueError(f"{src}: {meta['env_name']} upgrades to {new_name}, not {new['env_name']}")
+    old_size, size = int(meta["obs_size"]), int(new["obs_size"])
+    data, params, _ = load_from_zip_file(src, device="cpu")
+    data["observation_space"] = spaces.Box(0.0, 1.0, (size,), dtype=np.float32)
+    model = MaskablePPO(data["policy_class"], env=None, device="cpu", _init_setup_model=False)
+    model.__dict__.update(data)
+    model._setup_model()
+    weights = {}
+    for key, fresh in model.policy.state_dict().items():
+        old = params["policy"][key]
+        if old.shape != fresh.shape:  # a first layer: widen its inputs at the old size
+            gap = torch.zeros(old.shape[0], size - old_size, dtype=old.dtype)
+            old = torch.cat([old[:, :old_size], gap, old[:, old_size:]], dim=1)
+        weights[key] = old
+    model.policy.load_state_dict(weights)
+    model._last_obs = None
+    save_atomic(model, dst, {**meta, "env_name": new_name, "obs_size": size})
+    return Path(dst)

@@ -3,7 +3,7 @@
 .. code-block:: python
 
     import gymnasium
-    import training.gym_env  # noqa: F401  (registers tablegym/KingUp-v1, UpDown-v1, KdK-v1)
+    import training.gym_env  # noqa: F401  (registers tablegym/KingUp-v1, UpDown-v2, KdK-v1)
 
     env = gymnasium.make("tablegym/KingUp-v1", num_players=4, opponents=["heuristic", "random"])
     obs, info = env.reset(seed=0)          # obs: float32 vector of the game's LAYOUT

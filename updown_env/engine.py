@@ -27,6 +27,8 @@ State columns (``states[i]`` is one game; ``rngs[i]`` its xorshift64* generator)
     19–22   ``PLAYED``       per seat, bitmask of its cards revealed this round
     23–26   ``LAST_TRICK``   per seat, its card in the last trick or NO_CARD -1
     27–30   ``TRICKS``       per seat, tricks won over all rounds
+    31–42   ``CHANGES``      per seat (3 columns each), rule changes by ``CHANGE_KINDS``
+    43–58   ``KINDS``        per seat (4 columns each), revealed cards by ``CARD_KINDS``
     ======  ===============  =====================================================
 
 ``consts`` (from :func:`setup`) is ``(params, at, values)``: ``params`` int64 the options and
@@ -77,6 +79,8 @@ from tablegym.numba_cache import drop_stale
 from updown_env import observation, rules
 from updown_env.observation import LAYOUT
 from updown_env.rules import (
+    CARD_KINDS,
+    CHANGE_KINDS,
     DIRECTIONS,
     FLIP,
     HAND_SIZE,
@@ -109,7 +113,11 @@ PENDING = 15
 PLAYED = 19
 LAST_TRICK = 23
 TRICKS = 27
-NUM_COLUMNS = 31
+NUM_CHANGES = len(CHANGE_KINDS)
+NUM_KINDS = len(CARD_KINDS)
+CHANGES = 31
+KINDS = CHANGES + rules.MAX_PLAYERS * NUM_CHANGES  # 43
+NUM_COLUMNS = KINDS + rules.MAX_PLAYERS * NUM_KINDS  # 59
 MAX_SEATS = rules.MAX_PLAYERS
 
 # -- params: options and seat tables -------------------------------------------------------
@@ -138,6 +146,8 @@ OBS_FIELDS = (
     "round",
     "rounds_left",
     "num_players",
+    "changes",
+    "kinds",
 )
 (
     O_HAND,
@@ -158,6 +168,8 @@ OBS_FIELDS = (
     O_ROUND,
     O_ROUNDS_LEFT,
     O_NUM_PLAYERS,
+    O_CHANGES,
+    O_KINDS,
 ) = range(len(OBS_FIELDS))
 ZERO, ONE, SCALE, SHIFT = range(4)  # rows of ``values``
 
@@ -320,7 +332,8 @@ def _start_round(s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray, rnd: 
     for seat in range(MAX_SEATS):
         s[i, PENDING + seat] = NO_CARD
         s[i, PLAYED + seat] = 0
-    # Totals, the lost count and the last trick (public history) carry over between rounds.
+    # Totals, the lost count, the last trick and the habits (public history) carry over
+    # between rounds.
 
 
 @nb.njit(cache=True)
@@ -329,6 +342,8 @@ def _deal_row(s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray) -> None:
     for seat in range(MAX_SEATS):
         s[i, TRICKS + seat] = 0
         s[i, LAST_TRICK + seat] = NO_CARD
+    for j in range(CHANGES, NUM_COLUMNS):
+        s[i, j] = 0
     s[i, LOST_COL] = 0
     s[i, LAST_RESULT] = NO_TRICK
     _start_round(s, rngs, i, prm, 0)
@@ -415,6 +430,12 @@ def _write_obs(
         obs[k, j] = np.float32(s[i, TRICKS + q]) * scale[j] + shift[j]
         j = at[O_HAND_SIZES] + r
         obs[k, j] = np.float32(popcount(s[i, HANDS + q])) * scale[j] + shift[j]
+        for c in range(NUM_CHANGES):
+            j = at[O_CHANGES] + NUM_CHANGES * r + c
+            obs[k, j] = np.float32(s[i, CHANGES + NUM_CHANGES * q + c]) * scale[j] + shift[j]
+        for c in range(NUM_KINDS):
+            j = at[O_KINDS] + NUM_KINDS * r + c
+            obs[k, j] = np.float32(s[i, KINDS + NUM_KINDS * q + c]) * scale[j] + shift[j]
     result = s[i, LAST_RESULT]
     if result >= 0:
         j = at[O_LAST_RESULT] + _wrap(result - seat + n, n)
@@ -501,6 +522,17 @@ def _trick_winner(s: np.ndarray, i: int, prm: np.ndarray) -> int:
 
 
 @nb.njit(cache=True, inline="always")
+def _card_kind(s: np.ndarray, i: int, prm: np.ndarray, seat: int, card: int) -> int:
+    """``rules.card_kind`` of ``seat``'s card under row i's rules in force."""
+    v = card % NUM_VALUES + MIN_VALUE
+    if v == s[i, TRUMP]:
+        return 0
+    if card // NUM_VALUES == own_suit(prm, s[i, ORIENTATION], seat):
+        return 1
+    return 3 if v == MIN_VALUE or v == MIN_VALUE + NUM_VALUES - 1 else 2
+
+
+@nb.njit(cache=True, inline="always")
 def step_row(
     s: np.ndarray, rngs: np.ndarray, i: int, prm: np.ndarray, action: int, rewards: np.ndarray
 ) -> bool:
@@ -510,9 +542,12 @@ def step_row(
         rewards[i, seat] = 0.0
     if s[i, PHASE] == CHANGE:
         # "A trick" 1: FLIP, ROTATE or ROLL; then the leader chooses a card first.
+        base = CHANGES + NUM_CHANGES * s[i, LEADER]
         if action == FLIP:
             s[i, SIDE] = 1 - s[i, SIDE]  # UP 0 <-> DOWN 1
+            s[i, base] += 1
         elif action == ROLL:
+            s[i, base + 2] += 1
             old = s[i, TRUMP]
             trump = old
             while trump == old:  # re-roll until the value differs
@@ -522,6 +557,7 @@ def step_row(
             # Suit s faces the leader's direction d when (d + r) % 4 == s.
             d = prm[P_DIRS + s[i, LEADER]]
             s[i, ORIENTATION] = (action - ROTATE - d + NUM_SUITS) % NUM_SUITS
+            s[i, base + 1] += 1
         s[i, PHASE] = CHOOSE
         return False
     # "A trick" 2: a face-down choice; the last player's choice resolves the trick.
@@ -554,6 +590,7 @@ def step_row(
         s[i, LAST_RESULT] = POT
     for seat in range(n):
         c = s[i, PENDING + seat]
+        s[i, KINDS + NUM_KINDS * seat + _card_kind(s, i, prm, seat, c)] += 1
         s[i, PLAYED + seat] |= 1 << c
         s[i, LAST_TRICK + seat] = c
         s[i, PENDING + seat] = NO_CARD
@@ -768,6 +805,8 @@ def to_state(row: np.ndarray, config: Any) -> State:
         pot=r[POT_COL],
         tricks=seats(TRICKS),
         lost=r[LOST_COL],
+        changes=tuple(tuple(r[CHANGES + NUM_CHANGES * q :][:NUM_CHANGES]) for q in range(n)),
+        kinds=tuple(tuple(r[KINDS + NUM_KINDS * q :][:NUM_KINDS]) for q in range(n)),
     )
 
 
@@ -805,6 +844,8 @@ def from_state(state: State, config: Any) -> np.ndarray:
     row[PLAYED : PLAYED + n] = state.played
     row[LAST_TRICK : LAST_TRICK + n] = state.last_trick
     row[TRICKS : TRICKS + n] = state.tricks
+    row[CHANGES : CHANGES + NUM_CHANGES * n] = [k for seat in state.changes for k in seat]
+    row[KINDS : KINDS + NUM_KINDS * n] = [k for seat in state.kinds for k in seat]
     return row
 
 

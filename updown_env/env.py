@@ -32,7 +32,7 @@ Simultaneous choice
     is revealed (``last_trick``) and resolved.
 
 Observation
-    ``{"observation": float32[501], "action_mask": int8[50]}``, seat-relative (the observer
+    ``{"observation": float32[529], "action_mask": int8[50]}``, seat-relative (the observer
     first, then clockwise); per-seat fields have 4 rows whatever the player count. All values
     lie in [0, 1]: the layout scales raw values (R is ``num_rounds``, h the hand size; fields
     marked ÷R are divided by R). Read raw values by name with
@@ -62,6 +62,9 @@ Version history
     v1: option ``rounds`` renamed ``num_rounds``; observation field ``round`` added (501
     values: the options can be read back from a vector) and every field scaled by the layout
     from raw values (same scales as v0 up to float32 rounding).
+    v2: observation fields ``changes`` and ``kinds`` added (529 values): each seat's rule
+    changes as leader and its revealed cards by kind, counted over the game, so a policy
+    without memory can tell how each opponent plays. The first 501 values are v1's.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ class raw_env(TableGameEnv):
     """Up & Down without wrappers: illegal actions raise ValueError."""
 
     metadata = {
-        "name": "updown_v1",
+        "name": "updown_v2",
         "render_modes": ["ansi", "human"],
         "is_parallelizable": False,
         "render_fps": 1,

@@ -35,6 +35,8 @@ first trick of the game (they carry over into a new deal), ``leader`` once the g
 | 496 | `round` | 1 | 0–R−1 (÷R) | rounds before this one |
 | 497 | `rounds_left` | 1 | 0–R−1 (÷R) | rounds after this one |
 | 498–500 | `num_players` | 3 | 0/1 | 2, 3, 4 players |
+| 501–512 | `changes` | 4×3 | 0–R·h | per seat, its rule changes as leader: FLIP, ROTATE, ROLL |
+| 513–528 | `kinds` | 4×4 | 0–R·h | per seat, cards revealed: trump, own suit, other 3–J, 2 or Q |
 <!-- end layout -->
 
 What a seat could remember but is not here ("Hidden information" of
@@ -43,7 +45,9 @@ rules in force then and who won it, and each earlier round's result. None of it 
 can happen next: the cards still out follow from ``hand``, ``my_choice`` and ``played``, the
 standings from ``tricks`` and ``pot`` (the tricks lost so far are the tricks played less these),
 and the rules in force are ``side``, ``suits`` and ``trump``. A policy with memory can still
-collect the history trick by trick from ``last_trick`` and ``last_result``. The cards of
+collect the history trick by trick from ``last_trick`` and ``last_result``. What the history
+says about how each seat plays is kept in counts (interpretation choice 10, "Habits"):
+``changes`` and ``kinds`` (``rules.card_kind``), over the whole game. The cards of
 earlier rounds are irrelevant after the new deal; the set-aside cards are never seen.
 ``rules.sample_state`` keeps exactly this information and redraws the rest.
 
@@ -74,6 +78,8 @@ earlier rounds are irrelevant after the new deal; the set-aside cards are never 
 | 809 | `round` | 1 | 0–R−1 (÷R) | rounds before this one |
 | 810 | `rounds_left` | 1 | 0–R−1 (÷R) | rounds after this one |
 | 811–813 | `num_players` | 3 | 0/1 | 2, 3, 4 players |
+| 814–825 | `changes` | 4×3 | 0–R·h | per seat, its rule changes as leader: FLIP, ROTATE, ROLL |
+| 826–841 | `kinds` | 4×4 | 0–R·h | per seat, cards revealed: trump, own suit, other 3–J, 2 or Q |
 <!-- end layout -->
 """
 
@@ -85,6 +91,8 @@ import numpy as np
 
 from tablegym.layout import Field, Layout
 from updown_env.rules import (
+    CARD_KINDS,
+    CHANGE_KINDS,
     DIRECTIONS,
     HAND_SIZE,
     LOST,
@@ -140,10 +148,27 @@ _F = {
         Field("round", 1, _rounds, "rounds before this one", range_doc="0–R−1 (÷R)"),
         Field("rounds_left", 1, _rounds, "rounds after this one", range_doc="0–R−1 (÷R)"),
         Field("num_players", 3, doc="2, 3, 4 players"),
+        Field(
+            "changes",
+            (P, len(CHANGE_KINDS)),
+            _game_tricks,
+            "per seat, its rule changes as leader: FLIP, ROTATE, ROLL",
+            seats=True,
+            range_doc="0–R·h",
+        ),
+        Field(
+            "kinds",
+            (P, len(CARD_KINDS)),
+            _game_tricks,
+            "per seat, cards revealed: trump, own suit, other 3–J, 2 or Q",
+            seats=True,
+            range_doc="0–R·h",
+        ),
     ]
 }
 _RULES = ("side", "suits", "trump", "leader")
 _COUNTS = ("hand_sizes", "tricks_left", "round", "rounds_left", "num_players")
+_HABITS = ("changes", "kinds")
 
 LAYOUT = Layout(
     [
@@ -151,7 +176,7 @@ LAYOUT = Layout(
         Field("my_choice", C, doc="card the observer chose in this trick"),
         *(_F[name] for name in ("played", "last_trick", "last_result", *_RULES)),
         Field("chosen", P, doc="per seat, has chosen a card (not which)", seats=True),
-        *(_F[name] for name in ("phase", "pot", "tricks", *_COUNTS)),
+        *(_F[name] for name in ("phase", "pot", "tricks", *_COUNTS, *_HABITS)),
     ]
 )
 OBS_SIZE = LAYOUT.size
@@ -167,7 +192,7 @@ STATE_LAYOUT = Layout(
         Field("to_play", P, doc="seat to act"),
         *(_F[name] for name in ("phase", "pot", "tricks")),
         Field("lost", 1, _game_tricks, "tricks lost over all rounds", range_doc="0–R·h"),
-        *(_F[name] for name in _COUNTS),
+        *(_F[name] for name in (*_COUNTS, *_HABITS)),
     ]
 )
 STATE_SIZE = STATE_LAYOUT.size
@@ -197,8 +222,19 @@ def _count_index(at: dict[str, int], n: int) -> np.ndarray:
     pot, left, rnd, rounds_left, tricks, sizes = (
         at[name] for name in ("pot", "tricks_left", "round", "rounds_left", "tricks", "hand_sizes")
     )
+    changes = range(at["changes"], at["changes"] + n * len(CHANGE_KINDS))
+    kinds = range(at["kinds"], at["kinds"] + n * len(CARD_KINDS))
     return np.array(
-        [pot, left, rnd, rounds_left, *range(tricks, tricks + n), *range(sizes, sizes + n)]
+        [
+            pot,
+            left,
+            rnd,
+            rounds_left,
+            *range(tricks, tricks + n),
+            *range(sizes, sizes + n),
+            *changes,
+            *kinds,
+        ]
     )
 
 
@@ -210,7 +246,7 @@ _STATE_COUNTS = {n: np.append(_count_index(_SAT, n), _SAT["lost"]) for n in DIRE
 def _public(state: State, order: tuple[int, ...], at: dict[str, int]) -> tuple[int, list[int]]:
     """The public fields, seats in ``order``: the flags as one int (bit i set: index i is 1),
     and the raw values of the counts (pot, tricks left, round, rounds left, tricks, hand
-    sizes)."""
+    sizes, changes, kinds)."""
     n = state.num_players
     first = order[0]
     bits = (
@@ -239,6 +275,8 @@ def _public(state: State, order: tuple[int, ...], at: dict[str, int]) -> tuple[i
     ]
     raw += [state.tricks[s] for s in order]
     raw += [state.hands[s].bit_count() for s in order]
+    raw += [k for s in order for k in state.changes[s]]
+    raw += [k for s in order for k in state.kinds[s]]
     return bits, raw
 
 

@@ -70,6 +70,11 @@ THROW_ORIENTATIONS = {
     for n, dirs in DIRECTIONS.items()
 }
 REWARDS = ("win", "tricks")
+# Public habits of each seat, counted over the game ("Observation"): the rule changes it made
+# as leader, and the cards it revealed by what they were under the rules of their trick.
+CHANGE_KINDS = ("flip", "rotate", "roll")
+CARD_KINDS = ("trump", "own", "middle", "edge")  # edge: a 2 or a queen of another suit
+Counts = tuple[tuple[int, ...], ...]  # per seat, per kind
 
 
 def play_action(card: int) -> int:
@@ -155,6 +160,8 @@ class State(NamedTuple):
     pot: int  # tricks in the pot
     tricks: tuple[int, ...]  # tricks won per seat over all rounds
     lost: int  # tricks lost over all rounds (pots of a last trick without winner)
+    changes: Counts  # public: per seat, rule changes made as leader, by CHANGE_KINDS
+    kinds: Counts  # public: per seat, revealed cards by CARD_KINDS
 
 
 # -- cards and seats -------------------------------------------------------------------------
@@ -173,6 +180,28 @@ def card_suit(card: int) -> int:
 def card_value(card: int) -> int:
     """Value 2..12 of a card id."""
     return card % NUM_VALUES + MIN_VALUE
+
+
+def change_kind(action: int) -> int:
+    """Index in ``CHANGE_KINDS`` of a rule change: FLIP, any ROTATE, ROLL."""
+    return 0 if action == FLIP else 2 if action == ROLL else 1
+
+
+def card_kind(card: int, trump: int, own: int) -> int:
+    """Index in ``CARD_KINDS`` of ``card`` played by the owner of suit ``own`` under trump
+    value ``trump``: a trump, else of the player's own suit, else a middle value (3 to jack),
+    else an edge value (2 or queen)."""
+    value = card_value(card)
+    if value == trump:
+        return 0
+    if card_suit(card) == own:
+        return 1
+    return 3 if value in (MIN_VALUE, MIN_VALUE + NUM_VALUES - 1) else 2
+
+
+def _count(counts: Counts, seat: int, kind: int) -> Counts:
+    row = counts[seat]
+    return _set(counts, seat, _set(row, kind, row[kind] + 1))
 
 
 def cards_of(mask: int) -> tuple[int, ...]:
@@ -243,6 +272,8 @@ def initial_state(config: Config, rng: np.random.Generator) -> State:
         pot=0,
         tricks=(0,) * n,
         lost=0,
+        changes=((0,) * len(CHANGE_KINDS),) * n,
+        kinds=((0,) * len(CARD_KINDS),) * n,
     )
     return start_round(empty, 0, rng)
 
@@ -258,7 +289,8 @@ def start_round(state: State, round_idx: int, rng: np.random.Generator) -> State
     options = THROW_ORIENTATIONS[n]
     orientation = options[int(rng.integers(len(options)))]
     leader = clubs_seat(n, orientation)
-    # Totals, the lost count and the last trick (public history) carry over between rounds.
+    # Totals, the lost count, the last trick and the habits (public history) carry over
+    # between rounds.
     return state._replace(
         round=round_idx,
         phase=Phase.CHANGE,
@@ -337,6 +369,7 @@ def _set(values: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
 
 def change_rules(state: State, action: int, rng: np.random.Generator) -> State:
     """FLIP, ROTATE or ROLL ("A trick" 1); then the leader chooses a card first."""
+    state = state._replace(changes=_count(state.changes, state.leader, change_kind(action)))
     if action == FLIP:
         return state._replace(side=1 - state.side, phase=Phase.CHOOSE)
     if action == ROLL:
@@ -388,6 +421,10 @@ def resolve_trick(state: State, rng: np.random.Generator) -> State:
     winner = trick_winner(cards, state.side, state.orientation, state.trump, n)
     last = state.hands[state.leader] == 0
     pot, lost, tricks = state.pot, state.lost, state.tricks
+    kinds = state.kinds
+    for seat, card in enumerate(cards):
+        own = seat_suit(n, state.orientation, seat)
+        kinds = _count(kinds, seat, card_kind(card, state.trump, own))
     if winner >= 0:
         tricks = _set(tricks, winner, tricks[winner] + 1 + pot)  # 3d: the pot goes along
         pot, result = 0, winner
@@ -403,6 +440,7 @@ def resolve_trick(state: State, rng: np.random.Generator) -> State:
         pot=pot,
         tricks=tricks,
         lost=lost,
+        kinds=kinds,
     )
     if not last:
         nxt = (state.leader + 1) % n  # 4: the next player clockwise leads
