@@ -542,12 +542,12 @@ def step_row(
         rewards[i, seat] = 0.0
     if s[i, PHASE] == CHANGE:
         # "A trick" 1: FLIP, ROTATE or ROLL; then the leader chooses a card first.
-        base = CHANGES + NUM_CHANGES * s[i, LEADER]
+        # The leader's habit, as rules.change_kind: FLIP 0, any ROTATE 1, ROLL 2.
+        kind = 0 if action == FLIP else 2 if action == ROLL else 1
+        s[i, CHANGES + NUM_CHANGES * s[i, LEADER] + kind] += 1
         if action == FLIP:
             s[i, SIDE] = 1 - s[i, SIDE]  # UP 0 <-> DOWN 1
-            s[i, base] += 1
         elif action == ROLL:
-            s[i, base + 2] += 1
             old = s[i, TRUMP]
             trump = old
             while trump == old:  # re-roll until the value differs
@@ -557,7 +557,6 @@ def step_row(
             # Suit s faces the leader's direction d when (d + r) % 4 == s.
             d = prm[P_DIRS + s[i, LEADER]]
             s[i, ORIENTATION] = (action - ROTATE - d + NUM_SUITS) % NUM_SUITS
-            s[i, base + 1] += 1
         s[i, PHASE] = CHOOSE
         return False
     # "A trick" 2: a face-down choice; the last player's choice resolves the trick.

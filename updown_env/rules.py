@@ -422,8 +422,7 @@ def resolve_trick(state: State, rng: np.random.Generator) -> State:
     last = state.hands[state.leader] == 0
     pot, lost, tricks = state.pot, state.lost, state.tricks
     kinds = state.kinds
-    for seat, card in enumerate(cards):
-        own = seat_suit(n, state.orientation, seat)
+    for seat, (card, own) in enumerate(zip(cards, own_suits(state))):
         kinds = _count(kinds, seat, card_kind(card, state.trump, own))
     if winner >= 0:
         tricks = _set(tricks, winner, tricks[winner] + 1 + pot)  # 3d: the pot goes along
