@@ -13,15 +13,21 @@ game's default table size against heuristics and against random players (``--gam
 each, seats rotated, duplicate deals), and the best-response probe (``training/exploit.py``,
 a fresh learner given ``--probe-minutes`` CPU minutes against it). ``--jobs`` configs run at
 once, each training run with ``--workers`` processes (default 1: one core each). Prints a
-Markdown table and writes every number to ``--out``.
+Markdown table; ``--out FILE.json`` gets every number, rewritten after each config, and
+``FILE.png``, the two measures side by side with their intervals. ``--resume`` keeps the rows of
+an existing ``--out`` measured with the same settings and runs only the configs it lacks. Every
+config is checked against ``train.py``'s options before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(ROOT))
 
+from tablegym.files import write_atomic, write_json_atomic  # noqa: E402
 from tablegym.games import GAMES, spec_of  # noqa: E402
 
 SHORT = {"ent": "ent-coef", "clip": "clip-range"}
@@ -44,12 +51,37 @@ def flags(config: str) -> list[str]:
     return out
 
 
+def config_error(game: str, config: str) -> str | None:
+    """Why ``train.py`` would refuse ``config`` (its own message), or None."""
+    from training.train import parse_args
+
+    if any("=" not in part for part in filter(None, config.split(","))):
+        return "expected KEY=VALUE pairs separated by commas"
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            parse_args(["--game", game, *flags(config)])
+    except SystemExit:
+        return said.getvalue().strip().splitlines()[-1].split("error: ", 1)[-1]
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def run(command: list[str], config: str) -> None:
+    """Run one step of a config; RuntimeError with the tool's last words if it fails."""
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RuntimeError(f"{config}: {Path(command[1]).name} exited {done.returncode}: {last}")
+
+
 def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
     """Train, evaluate and probe one config; its row."""
     from training.evaluate import evaluate
 
     name = config.replace("=", "").replace(",", "_")
-    run = args.dir / f"{args.game}_{name}"
+    out = args.dir / f"{args.game}_{name}"
     sizes = ",".join(map(str, spec_of(args.game).player_counts))
     train = [
         sys.executable,
@@ -63,18 +95,18 @@ def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
         "--seed",
         str(args.seed),
         "--out",
-        str(run),
+        str(out),
         "--overwrite",
         "--no-progress",
         "--workers",
         str(args.workers),
         *flags(config),
     ]
-    subprocess.run(train, check=True, capture_output=True, cwd=ROOT)
-    policy = f"ppo:{run / 'checkpoint.zip'}"
+    run(train, config)
+    policy = f"ppo:{out / 'checkpoint.zip'}"
     n = spec_of(args.game).default_players
-    row: dict[str, Any] = {"config": config, "run": str(run)}
-    summary = json.loads((run / "summary.json").read_text())
+    row: dict[str, Any] = {"config": config, "run": str(out)}
+    summary = json.loads((out / "summary.json").read_text())
     row["samples"] = summary["steps"]
     for opponent in ("heuristic", "random"):
         result = evaluate(
@@ -87,7 +119,7 @@ def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
         )
         row[f"vs_{opponent}"] = result["agents"][0]["win_rate"]
         row[f"vs_{opponent}_ci"] = result["agents"][0]["win_rate_ci"]
-    probe_out = run / "probe.json"
+    probe_out = out / "probe.json"
     probe = [
         sys.executable,
         str(ROOT / "training" / "exploit.py"),
@@ -107,7 +139,7 @@ def run_config(args: argparse.Namespace, config: str) -> dict[str, Any]:
         str(probe_out),
         "--no-progress",
     ]
-    subprocess.run(probe, check=True, capture_output=True, cwd=ROOT)
+    run(probe, config)
     result = json.loads(probe_out.read_text())
     row["probe"] = result["win_rate"]
     row["probe_ci"] = result["win_rate_ci"]
@@ -128,6 +160,54 @@ def markdown_row(r: dict[str, Any]) -> str:
     )
 
 
+# The settings a row depends on: --resume keeps a row only where they are the same.
+SETTINGS = ("game", "minutes", "probe_minutes", "games", "seed", "eval_seed", "workers")
+
+
+def kept_rows(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The rows of ``--out`` that ``--resume`` keeps, by config."""
+    if not (args.resume and args.out and args.out.exists()):
+        return {}
+    old = json.loads(args.out.read_text())
+    if any(old["args"].get(key) != getattr(args, key) for key in SETTINGS):
+        return {}
+    return {row["config"]: row for row in old["rows"] if row["config"] in args.configs}
+
+
+def draw(rows: list[dict[str, Any]], title: str) -> Any:
+    """Win rate against heuristics and the probe's, per config, with 95% intervals."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4 + 1.2 * len(rows), 4), layout="tight")
+    panels = fig.subplots(1, 2, sharey=True)
+    titles = {"vs_heuristic": "the bot vs heuristics", "probe": "a fresh learner vs the bot"}
+    for ax, (key, title) in zip(panels, titles.items()):
+        values = [r[key] for r in rows]
+        below = [v - r[f"{key}_ci"][0] for v, r in zip(values, rows)]
+        above = [r[f"{key}_ci"][1] - v for v, r in zip(values, rows)]
+        ax.errorbar(range(len(rows)), values, yerr=[below, above], fmt="o", capsize=4)
+        ax.axhline(rows[0]["fair"], color="grey", linestyle="--", label="fair share")
+        ax.set_xticks(range(len(rows)), [r["config"].replace(",", "\n") for r in rows])
+        ax.set_xlim(-0.5, len(rows) - 0.5)
+        ax.set_title(title)
+        ax.set_ylabel("win rate")
+        ax.legend()
+    fig.suptitle(title)
+    return fig
+
+
+def save(args: argparse.Namespace, rows: dict[str, dict[str, Any]]) -> None:
+    """``--out`` and its plot, the configs measured so far in the order given."""
+    ordered = [rows[c] for c in args.configs if c in rows]
+    settings = {key: getattr(args, key) for key in SETTINGS}
+    data = {"args": vars(args) | settings | {"dir": str(args.dir), "out": str(args.out)}}
+    write_json_atomic(args.out, data | {"rows": ordered})
+    png = args.out.with_suffix(".png")
+    n = spec_of(args.game).default_players
+    title = f"{args.game}, {n} players: league runs of {args.minutes:g} minutes"
+    write_atomic(png, lambda tmp: draw(ordered, title).savefig(tmp, dpi=110))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--game", required=True, choices=list(GAMES))
@@ -143,18 +223,32 @@ def main() -> None:
     )
     p.add_argument("--dir", type=Path, default=ROOT / "runs" / "sweep")
     p.add_argument("--out", type=Path)
+    p.add_argument("--resume", action="store_true", help="keep --out's rows of the same settings")
     args = p.parse_args()
+    for config in args.configs:
+        if why := config_error(args.game, config):
+            sys.exit(f"error: config {config!r}: {why}")
+    if args.resume and not args.out:
+        sys.exit("error: --resume needs --out")
+    rows = kept_rows(args)
     print("| config | samples | vs heuristic | vs random | probe (gain) |\n|---|---|---|---|---|")
-    with ThreadPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(lambda c: run_config(args, c), args.configs))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            json.dumps(
-                {"args": vars(args) | {"dir": str(args.dir), "out": str(args.out)}, "rows": rows},
-                indent=2,
-            )
-        )
+    for row in rows.values():
+        print(markdown_row(row), "(kept)", flush=True)
+    lock = threading.Lock()
+
+    def measure(config: str) -> None:
+        row = run_config(args, config)
+        with lock:
+            rows[config] = row
+            if args.out:
+                save(args, rows)
+
+    todo = [c for c in args.configs if c not in rows]
+    try:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(measure, todo))
+    except RuntimeError as err:
+        sys.exit(f"error: {err}")
 
 
 if __name__ == "__main__":
