@@ -175,13 +175,13 @@ def kept_rows(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def draw(rows: list[dict[str, Any]], title: str) -> Any:
-    """Win rate against heuristics and the probe's, per config, with 95% intervals."""
+    """The three measures per config (vs heuristics, vs random players, the probe), with 95%
+    intervals and the fair share."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(4 + 1.2 * len(rows), 4), layout="tight")
-    panels = fig.subplots(1, 2, sharey=True)
-    titles = {"vs_heuristic": "the bot vs heuristics", "probe": "a fresh learner vs the bot"}
-    for ax, (key, title) in zip(panels, titles.items()):
+    fig = Figure(figsize=(4 + 1.8 * len(rows), 4), layout="tight")
+    panels = fig.subplots(1, len(MEASURES), sharey=True)
+    for ax, (key, name) in zip(panels, MEASURES.items()):
         values = [r[key] for r in rows]
         below = [v - r[f"{key}_ci"][0] for v, r in zip(values, rows)]
         above = [r[f"{key}_ci"][1] - v for v, r in zip(values, rows)]
@@ -189,11 +189,18 @@ def draw(rows: list[dict[str, Any]], title: str) -> Any:
         ax.axhline(rows[0]["fair"], color="grey", linestyle="--", label="fair share")
         ax.set_xticks(range(len(rows)), [r["config"].replace(",", "\n") for r in rows])
         ax.set_xlim(-0.5, len(rows) - 0.5)
-        ax.set_title(title)
-        ax.set_ylabel("win rate")
-        ax.legend()
+        ax.set_title(name)
+    panels[0].set_ylabel("win rate")
+    panels[0].legend()
     fig.suptitle(title)
     return fig
+
+
+MEASURES = {
+    "vs_heuristic": "the bot vs heuristics",
+    "vs_random": "the bot vs random players",
+    "probe": "a fresh learner vs the bot",
+}
 
 
 def save(args: argparse.Namespace, rows: dict[str, dict[str, Any]]) -> None:
