@@ -30,7 +30,7 @@ SPEC = GameSpec(
             "self=0.2,snapshot=0.2,heuristic=0.5,random=0.1",
             "more heuristic seats (0.3 -> 0.5) raised the rate against the heuristic",
         ),
-        ent_coef=Default(0.01, "the sweep's best on the heuristic and the probe, with clip 0.1"),
+        ent_coef=Default(0.01, "the sweeps' best on the heuristic and the probe (6 and 25 min)"),
         anneal=Default("", "the sweep's best: the bonus kept, not annealed"),
         clip_range=Default(0.1, "the sweep's best: 0.01 with clip 0.1"),
         n_epochs=Default(2, "two passes per update; only Up & Down gained from one"),
