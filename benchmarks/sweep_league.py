@@ -14,7 +14,7 @@ each, seats rotated, duplicate deals), and the best-response probe (``training/e
 a fresh learner given ``--probe-minutes`` CPU minutes against it). ``--jobs`` configs run at
 once, each training run with ``--workers`` processes (default 1: one core each). Prints a
 Markdown table; ``--out FILE.json`` gets every number, rewritten after each config, and
-``FILE.png``, the two measures side by side with their intervals. ``--resume`` keeps the rows of
+``FILE.png``, the three measures side by side with their intervals. ``--resume`` keeps the rows of
 an existing ``--out`` measured with the same settings and runs only the configs it lacks. Every
 config is checked against ``train.py``'s options before anything runs.
 """
@@ -206,9 +206,9 @@ MEASURES = {
 def save(args: argparse.Namespace, rows: dict[str, dict[str, Any]]) -> None:
     """``--out`` and its plot, the configs measured so far in the order given."""
     ordered = [rows[c] for c in args.configs if c in rows]
-    settings = {key: getattr(args, key) for key in SETTINGS}
-    data = {"args": vars(args) | settings | {"dir": str(args.dir), "out": str(args.out)}}
-    write_json_atomic(args.out, data | {"rows": ordered})
+    data = {"args": vars(args) | {"dir": str(args.dir), "out": str(args.out)}, "rows": ordered}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(args.out, data)
     png = args.out.with_suffix(".png")
     n = spec_of(args.game).default_players
     title = f"{args.game}, {n} players: league runs of {args.minutes:g} minutes"

@@ -52,12 +52,13 @@ def test_resume_keeps_only_rows_of_the_same_settings(tmp_path):
     configs = ["ent=0.01", "ent=0.05", "ent=0.1"]
     args = argparse.Namespace(
         game="kingup", configs=configs, minutes=25.0, probe_minutes=2.5, games=1000, seed=0,
-        eval_seed=20261128, workers=1, jobs=1, dir=tmp_path, out=tmp_path / "s.json", resume=True,
+        eval_seed=20261128, workers=1, jobs=1, dir=tmp_path, out=tmp_path / "new" / "s.json",
+        resume=True,
     )  # fmt: skip
     sweep_league.save(args, {"ent=0.05": row("ent=0.05", 0.5), "ent=0.01": row("ent=0.01", 0.4)})
     written = json.loads(args.out.read_text())
     assert [r["config"] for r in written["rows"]] == ["ent=0.01", "ent=0.05"]  # the given order
-    assert (tmp_path / "s.png").stat().st_size > 0
+    assert (tmp_path / "new" / "s.png").stat().st_size > 0
     assert sorted(sweep_league.kept_rows(args)) == ["ent=0.01", "ent=0.05"]
 
     def kept(**changed) -> list[str]:
