@@ -6,6 +6,8 @@ Usage (from the repository root)::
         --games 400 --seed 0 --workers 2 --out runs/eval/kingup_heuristic.json
     python training/evaluate.py --game kingup --crosstable heuristic random ismcts:50 \\
         --games 200 --seed 0 --out runs/eval/kingup_crosstable.json
+    python training/evaluate.py --game kingup --crosstable ppo:kingup heuristic random \\
+        --lineups all --games 400 --seed 0 --out runs/eval/kingup_lineups.json
 
 Python::
 
@@ -57,16 +59,27 @@ Crosstables (``--crosstable SPEC SPEC ...``, ``crosstable(game, specs, games, se
     Every ordered pair ``(i, j)`` of the distinct specs plays ``games`` games (rounded up to
     rotations) in the lineup "spec ``i`` in one seat, spec ``j`` in every other seat" at a table
     of ``--num-players`` seats (default: the game's usual count; with 2 players, plain head to
-    head, ``(i, j)`` and ``(j, i)`` on different deals). Each pair is a tournament as above, so
-    its deals are duplicate: every deal is played ``n`` times with spec ``i`` in each seat once.
-    The games of pair ``(i, j)`` are seeded by ``(seed, i, j)``. A pair is played batched
-    (``--batch``, 256 slots unless given) when both its specs act in batch, else on ``raw_env``
-    with ``--workers``. Reported: ``matrix[i][j]``, the win rate of spec ``i`` alone against
-    spec ``j`` (None on the diagonal; compare it with ``fair_share`` = 1/n), ``ci`` its Wilson
-    interval, ``games_played``, ``mean_win_rate`` (a spec's row), ``ratings`` (OpenSkill
-    Plackett-Luce over all the pairs' games in pair order) and each pair's games (``pairs``).
-    ``--out FILE.json`` writes the result and ``FILE.png``, a heat map centred on the fair
-    share; no ``--record``.
+    head, ``(i, j)`` and ``(j, i)`` on different deals). Each lineup is a tournament as above,
+    so its deals are duplicate: every deal is played ``n`` times with the seats rotated. The
+    games of pair ``(i, j)`` are seeded by ``(seed, i, j)``.
+    ``--lineups all`` (``lineups="all"``) plays every table the specs can make instead: every
+    multiset of ``n`` specs with at least two distinct ones (``C(k + n - 1, n) - k`` lineups
+    for ``k`` specs: 65 for 5 specs at 4 seats), ``games`` games each, all on the deals of
+    ``seed``, so lineups differ by their agents and not by their cards; the one-against-rest
+    lineups among them fill the matrix (at 2 seats both cells of a pair come from the same
+    games). The mixed tables say what the pairs cannot: whether a spec that beats two others
+    alone still wins when all three sit together.
+    A lineup is played batched (``--batch``, 256 slots unless given) when all its specs act in
+    batch, else on ``raw_env`` with ``--workers``. Reported: ``matrix[i][j]``, the win rate of
+    spec ``i`` alone against spec ``j`` (None on the diagonal; compare it with ``fair_share`` =
+    1/n), ``ci`` its Wilson interval, ``games_played``, ``mean_win_rate`` (a spec's row),
+    ``overall`` (each spec's wins per seat-game over every game played, with its interval),
+    ``ratings`` (OpenSkill Plackett-Luce over all the games in lineup order) and ``lineups``:
+    per lineup its ``seats`` (spec indices), ``seed``, ``batch``, ``games``, each spec's
+    ``win_rate`` per seat and ``ci`` there (None for a spec not at the table) and its games
+    (``results``). ``--out FILE.json`` writes the result and ``FILE.png``, a heat map of the
+    matrix centred on the fair share, and with ``--lineups all`` ``FILE_lineups.png``, one row
+    per lineup; no ``--record``.
 
 Action logs
     ``evaluate(..., keep_actions=True)`` adds each game's ``actions`` to its record in
@@ -98,6 +111,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import itertools
 import math
 import multiprocessing
 import os
@@ -659,6 +673,9 @@ def _batched(
 # -- crosstables --------------------------------------------------------------------------
 
 
+LINEUP_MODES = ("pairs", "all")
+
+
 def crosstable(
     game: str,
     specs: Sequence[str],
@@ -668,43 +685,48 @@ def crosstable(
     batch: int = 256,
     workers: int = 1,
     progress: bool = False,
+    lineups: str = "pairs",
 ) -> dict[str, Any]:
-    """Every ordered pair of specs, one alone against the other in every other seat; see
-    "Crosstables"."""
+    """Every ordered pair of specs, one alone against the other in every other seat, or with
+    ``lineups="all"`` every table the specs can make; see "Crosstables"."""
     options = dict(options or {})
     check_game(game)
     options.setdefault("num_players", spec_of(game).default_players)
     for name, value, low in (("games", games, 1), ("seed", seed, 0), ("batch", batch, 0)):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ValueError(f"crosstable: {name} must be an integer >= {low}; got {value!r}")
+    if lineups not in LINEUP_MODES:
+        raise ValueError(f"crosstable: lineups must be one of {LINEUP_MODES}; got {lineups!r}")
     env_class(game)(**options)  # validate the options before any game
     try:
         made = crosstable_agents(game, specs, options)
     except ValueError as err:
         raise ValueError(f"crosstable: {err}") from None
     names, n = list(made), options["num_players"]
-    k = len(names)
-    matrix: list[list[float | None]] = [[None] * k for _ in range(k)]
-    ci: list[list[list[float] | None]] = [[None] * k for _ in range(k)]
-    played: list[list[int | None]] = [[None] * k for _ in range(k)]
-    pairs, records = [], []
+    played, records = [], []
     t0 = time.perf_counter()
-    for i, j in ((i, j) for i in range(k) for j in range(k) if i != j):
-        lineup = [names[i]] + [names[j]] * (n - 1)
-        pair = {names[i]: made[names[i]], names[j]: made[names[j]]}
-        # Batched where both can; a pair with a raw_env-only agent plays on the workers.
-        slots = batch if batch and batch_policies(pair, game) is not None else 0
-        pair_seed = int(np.random.SeedSequence([seed, i, j]).generate_state(1)[0])
+    for seats, lineup_seed in lineup_plan(len(names), n, seed, lineups):
+        lineup = [names[i] for i in seats]
+        used = {spec: made[spec] for spec in lineup}
+        # Batched where every agent of the lineup can; the others play on the workers.
+        slots = batch if batch and batch_policies(used, game) is not None else 0
         result = evaluate(
-            game, lineup, games, pair_seed, workers, options, progress, batch=slots, made=pair
+            game, lineup, games, lineup_seed, workers, options, progress, batch=slots, made=used
         )
-        alone = next(row for row in result["agents"] if row["spec"] == names[i])
-        matrix[i][j], ci[i][j] = alone["win_rate"], alone["win_rate_ci"]
-        played[i][j] = result["games"]
-        pairs.append(
-            {"row": i, "col": j, "seed": pair_seed, "batch": slots, "results": result["results"]}
+        rows = {row["spec"]: row for row in result["agents"]}
+        played.append(
+            {
+                "seats": list(seats),
+                "seed": lineup_seed,
+                "batch": slots,
+                "games": result["games"],
+                "win_rate": [rows[s]["win_rate"] if s in rows else None for s in names],
+                "ci": [rows[s]["win_rate_ci"] if s in rows else None for s in names],
+                "results": result["results"],
+            }
         )
         records += result["results"]
+    matrix, ci, games_played = _pair_cells(played, len(names), lineups)
     rated = ratings(records, names)
     return {
         "game": game,
@@ -712,18 +734,79 @@ def crosstable(
         "specs": names,
         "games": games,
         "seed": seed,
+        "lineup_mode": lineups,
         "fair_share": 1.0 / n,
         "matrix": matrix,
         "ci": ci,
-        "games_played": played,
+        "games_played": games_played,
         "mean_win_rate": [float(np.mean([x for x in row if x is not None])) for row in matrix],
+        "overall": _overall(records, names),
         "ratings": [
             {"spec": s, "mu": rated[s].mu, "sigma": rated[s].sigma, "ordinal": rated[s].ordinal()}
             for s in names
         ],
-        "pairs": pairs,
+        "lineups": played,
         "run": {"batch": batch, "workers": workers, "seconds": time.perf_counter() - t0},
     }
+
+
+def lineup_plan(k: int, n: int, seed: int, mode: str) -> list[tuple[tuple[int, ...], int]]:
+    """The lineups of a crosstable of ``k`` specs at ``n`` seats, as spec indices per seat,
+    each with its tournament seed.
+
+    ``pairs``: spec ``i`` then ``n - 1`` seats of spec ``j`` for every ordered pair, seeded by
+    ``(seed, i, j)``. ``all``: every multiset of ``n`` specs with at least two distinct ones,
+    in lexicographic order, all seeded by ``seed`` so that every lineup plays the same deals.
+    """
+    if mode == "pairs":
+        return [
+            ((i,) + (j,) * (n - 1), int(np.random.SeedSequence([seed, i, j]).generate_state(1)[0]))
+            for i in range(k)
+            for j in range(k)
+            if i != j
+        ]
+    tables = itertools.combinations_with_replacement(range(k), n)
+    return [(seats, seed) for seats in tables if len(set(seats)) > 1]
+
+
+def _pair_cells(
+    played: list[dict[str, Any]], k: int, mode: str
+) -> tuple[list[list[Any]], list[list[Any]], list[list[Any]]]:
+    """Matrix, intervals and games of "spec ``i`` alone against spec ``j`` in every other
+    seat", read from the lineups of one spec alone against one other (None on the diagonal)."""
+    matrix: list[list[Any]] = [[None] * k for _ in range(k)]
+    ci: list[list[Any]] = [[None] * k for _ in range(k)]
+    games: list[list[Any]] = [[None] * k for _ in range(k)]
+    for lineup in played:
+        seats = lineup["seats"]
+        if len(set(seats)) != 2:
+            continue
+        # A pair's lineup lists its lone spec first; with "all", either spec may be alone.
+        for i in [seats[0]] if mode == "pairs" else sorted(set(seats)):
+            if seats.count(i) == 1:
+                j = next(s for s in seats if s != i)
+                matrix[i][j], ci[i][j] = lineup["win_rate"][i], lineup["ci"][i]
+                games[i][j] = lineup["games"]
+    return matrix, ci, games
+
+
+def _overall(records: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    """Per spec: wins per seat-game over every game of the crosstable, with its interval."""
+    wins, seats = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0)
+    for rec in records:
+        shares = win_shares(rec["winners"], len(rec["specs"]))
+        for seat, spec in enumerate(rec["specs"]):
+            wins[spec] += shares[seat]
+            seats[spec] += 1
+    return [
+        {
+            "spec": s,
+            "seat_games": seats[s],
+            "win_rate": wins[s] / seats[s],
+            "win_rate_ci": list(wilson(wins[s], seats[s])),
+        }
+        for s in names
+    ]
 
 
 def crosstable_agents(game: str, specs: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
@@ -822,52 +905,109 @@ def write_crosstable(result: dict[str, Any], out: Path) -> list[Path]:
     """Write a :func:`crosstable` result to ``out`` (JSON) and its heat map beside it (PNG)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out, result)
-    png_path = out.with_suffix(".png")
-    figure = draw_crosstable(result)
-    write_atomic(png_path, lambda tmp: figure.savefig(tmp, dpi=100))
-    return [out, png_path]
+    paths = [out, out.with_suffix(".png")]
+    figures = [draw_crosstable(result)]
+    if result.get("lineup_mode") == "all":
+        paths.append(lineups_png(out))
+        figures.append(draw_lineups(result))
+    for path, figure in zip(paths[1:], figures):
+        write_atomic(path, lambda tmp, figure=figure: figure.savefig(tmp, dpi=100))
+    return paths
+
+
+def lineups_png(out: Path) -> Path:
+    """Where ``--lineups all`` writes its per-lineup heat map beside ``out``."""
+    return out.with_name(out.stem + "_lineups.png")
 
 
 def draw_crosstable(result: dict[str, Any], ax: Axes | None = None) -> Figure:
     """Heat map of a crosstable: win rate and Wilson interval per cell, coloured about the fair
     share; its Figure (a bare one, as :func:`draw_win_rates` makes, unless ``ax`` is given)."""
-    from matplotlib import colormaps
-    from matplotlib.colors import TwoSlopeNorm
-    from matplotlib.figure import Figure
-
-    names, fair = result["specs"], result["fair_share"]
+    names = result["specs"]
     k = len(names)
-    if ax is None:
-        ax = Figure(figsize=(1.5 * k + 3.5, 1.1 * k + 2.2), layout="tight").subplots()
-    values = np.ma.masked_invalid(
-        np.array([[np.nan if x is None else x for x in row] for row in result["matrix"]])
-    )
-    norm = TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0)
+    ax = _heat_axes(ax, (1.5 * k + 3.5, 1.1 * k + 2.2))
     # Grey on the diagonal: a spec does not play itself.
-    cmap = colormaps["RdBu"].with_extremes(bad="0.85")
-    image = ax.imshow(values, cmap=cmap, norm=norm)
+    norm = _heat_map(ax, result["matrix"], result["fair_share"], "win rate")
     for i in range(k):
         for j in range(k):
-            if i == j:
-                continue
-            rate, (lo, hi) = result["matrix"][i][j], result["ci"][i][j]
-            # White text on the deep ends of the colormap, black in the pale middle.
-            colour = "white" if abs(norm(rate) - 0.5) > 0.3 else "black"
-            text = f"{rate:.2f}\n[{lo:.2f},{hi:.2f}]"
-            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+            if i != j:
+                rate, (lo, hi) = result["matrix"][i][j], result["ci"][i][j]
+                _cell_text(ax, j, i, f"{rate:.2f}\n[{lo:.2f},{hi:.2f}]", norm(rate), 8)
     labels = [_short(name) for name in names]
     ax.set_xticks(range(k), labels, rotation=30, ha="right")
     ax.set_yticks(range(k), labels)
     ax.set_xlabel("spec in every other seat")
     ax.set_ylabel("spec alone")
     played = max(x for row in result["games_played"] for x in row if x is not None)
-    n = result["options"]["num_players"]
     ax.set_title(
-        f"{result['game']}, {n} players: win rate of the spec alone\n"
-        f"{played} games per pair, seed {result['seed']}"
+        f"{result['game']}, {result['options']['num_players']} players: win rate of the spec "
+        f"alone\n{played} games per {_unit(result)}, seed {result['seed']}"
     )
-    ax.figure.colorbar(image, ax=ax, label=f"win rate (fair share {fair:.2f})")
     return ax.figure
+
+
+def draw_lineups(result: dict[str, Any], ax: Axes | None = None) -> Figure:
+    """Heat map of every lineup of a crosstable (one row each) by spec (one column each): the
+    spec's win rate per seat in that lineup, with its seat count, coloured about the fair share;
+    its Figure (a bare one unless ``ax`` is given)."""
+    names, played = result["specs"], result["lineups"]
+    k, rows = len(names), len(played)
+    ax = _heat_axes(ax, (1.5 * k + 3.5, 0.32 * rows + 2.4))
+    rates = [lineup["win_rate"] for lineup in played]
+    norm = _heat_map(ax, rates, result["fair_share"], "win rate per seat", aspect="auto")
+    for r, lineup in enumerate(played):
+        for i, rate in enumerate(lineup["win_rate"]):
+            if rate is not None:
+                _cell_text(ax, i, r, f"{rate:.2f} ×{lineup['seats'].count(i)}", norm(rate), 7)
+    ax.set_xticks(range(k), [_short(name) for name in names], rotation=30, ha="right")
+    ax.set_yticks(range(rows), [_lineup_label(lineup["seats"]) for lineup in played], fontsize=7)
+    ax.set_xlabel("spec (×seats it holds)")
+    ax.set_ylabel("lineup (spec indices)")
+    ax.set_title(
+        f"{result['game']}, {result['options']['num_players']} players: win rate per seat in "
+        f"every lineup\n{played[0]['games']} games per lineup on the same deals, "
+        f"seed {result['seed']}"
+    )
+    return ax.figure
+
+
+def _heat_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
+    """``ax``, or the axes of a new bare Figure of ``size`` inches."""
+    from matplotlib.figure import Figure
+
+    return ax if ax is not None else Figure(figsize=size, layout="tight").subplots()
+
+
+def _heat_map(ax: Axes, rows: list[list[Any]], fair: float, label: str, **kwargs: Any) -> Any:
+    """Draw win rates (None: a grey cell) in red-blue about the fair share with a colour bar;
+    return the norm, which places a rate on the colour scale."""
+    from matplotlib import colormaps
+    from matplotlib.colors import TwoSlopeNorm
+
+    values = np.ma.masked_invalid(
+        np.array([[np.nan if x is None else x for x in row] for row in rows])
+    )
+    norm = TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0)
+    cmap = colormaps["RdBu"].with_extremes(bad="0.85")
+    image = ax.imshow(values, cmap=cmap, norm=norm, **kwargs)
+    ax.figure.colorbar(image, ax=ax, label=f"{label} (fair share {fair:.2f})")
+    return norm
+
+
+def _cell_text(ax: Axes, x: int, y: int, text: str, shade: float, size: int) -> None:
+    # White text on the deep ends of the colormap, black in the pale middle.
+    colour = "white" if abs(shade - 0.5) > 0.3 else "black"
+    ax.text(x, y, text, ha="center", va="center", fontsize=size, color=colour)
+
+
+def _unit(result: dict[str, Any]) -> str:
+    """What ``games`` counts: the games of each ordered pair, or of each lineup."""
+    return "lineup" if result["lineup_mode"] == "all" else "pair"
+
+
+def _lineup_label(seats: Sequence[int]) -> str:
+    """``[0, 0, 2]`` as ``0 0 2``."""
+    return " ".join(str(i) for i in seats)
 
 
 def _short(spec: str, width: int = 28) -> str:
@@ -881,7 +1021,8 @@ def crosstable_table(result: dict[str, Any]) -> str:
     played = max(x for row in result["games_played"] for x in row if x is not None)
     width = max(len(name) for name in names) + 5
     lines = [
-        f"{result['game']} {result['options']}: {played} games per pair, seed {result['seed']}, "
+        f"{result['game']} {result['options']}: {played} games per {_unit(result)}, "
+        f"seed {result['seed']}, "
         f"fair share {result['fair_share']:.3f}",
         "win rate of the row spec alone against the column spec in every other seat",
         " " * width + "".join(f"{f'[{j}]':>8}" for j in range(k)) + f"{'mean':>8}",
@@ -890,11 +1031,34 @@ def crosstable_table(result: dict[str, Any]) -> str:
         label = f"[{i}] {name}"
         cells = "".join("       -" if x is None else f"{x:>8.3f}" for x in result["matrix"][i])
         lines.append(f"{label:<{width}}{cells}{result['mean_win_rate'][i]:>8.3f}")
-    lines.append(f"{'ratings (OpenSkill, all games)':<{width}}{'mu':>8}{'sigma':>8}{'ordinal':>9}")
-    for i, r in enumerate(result["ratings"]):
+    lines.append(
+        f"{'ratings (OpenSkill, all games)':<{width}}{'mu':>8}{'sigma':>8}{'ordinal':>9}"
+        f"{'win rate, all games':>22}"
+    )
+    for i, (r, pooled) in enumerate(zip(result["ratings"], result["overall"])):
         label = f"[{i}] {r['spec']}"
-        lines.append(f"{label:<{width}}{r['mu']:>8.2f}{r['sigma']:>8.2f}{r['ordinal']:>9.2f}")
+        lo, hi = pooled["win_rate_ci"]
+        lines.append(
+            f"{label:<{width}}{r['mu']:>8.2f}{r['sigma']:>8.2f}{r['ordinal']:>9.2f}"
+            f"{pooled['win_rate']:>7.3f} [{lo:.3f}, {hi:.3f}]"
+        )
+    if result["lineup_mode"] == "all":
+        lines += _lineup_lines(result, width)
     return "\n".join(lines)
+
+
+def _lineup_lines(result: dict[str, Any], width: int) -> list[str]:
+    """Every lineup of ``--lineups all``: each spec's win rate per seat it holds there."""
+    k, width = len(result["specs"]), max(width, 23)
+    lines = [
+        f"every lineup ({result['lineups'][0]['games']} games each, the same deals): "
+        "win rate per seat of each spec",
+        f"{'lineup (spec indices)':<{width}}" + "".join(f"{f'[{j}]':>8}" for j in range(k)),
+    ]
+    for lineup in result["lineups"]:
+        cells = "".join("       -" if x is None else f"{x:>8.3f}" for x in lineup["win_rate"])
+        lines.append(f"{_lineup_label(lineup['seats']):<{width}}{cells}")
+    return lines
 
 
 # -- CLI ----------------------------------------------------------------------------------
@@ -923,8 +1087,13 @@ def build_parser() -> argparse.ArgumentParser:
         "each other in every other seat, on duplicate deals; prints the win-rate matrix and "
         "ratings (--games per pair, --batch 256 unless given)",
     )  # fmt: skip
-    p.add_argument("--games", type=int, default=100,
-                   help="games (rounded up to rotations); per pair with --crosstable")  # fmt: skip
+    p.add_argument("--games", type=int, default=100, help="games (rounded up to rotations); "
+                   "per pair or lineup with --crosstable")  # fmt: skip
+    p.add_argument(
+        "--lineups", choices=LINEUP_MODES,
+        help="with --crosstable: 'pairs' (default), each spec alone against each other; 'all', "
+        "every table of the specs with at least two of them, on the same deals",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed of the whole tournament")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
     p.add_argument(
@@ -934,7 +1103,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="game option, repeatable (e.g. level=8)")  # fmt: skip
     p.add_argument("--out", type=Path, help="write FILE.json, FILE.csv and FILE.png "
-                   "(--crosstable: FILE.json and its heat map FILE.png)")  # fmt: skip
+                   "(--crosstable: FILE.json and its heat map FILE.png; --lineups all: "
+                   "FILE_lineups.png too)")  # fmt: skip
     p.add_argument("--record", type=Path, metavar="DIR|FILE.jsonl",
                    help="game records: a file per game in DIR, or one .jsonl file "
                    "(not with --crosstable)")  # fmt: skip
@@ -959,7 +1129,10 @@ def check_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.num_players is not None:
         options["num_players"] = args.num_players
     if args.crosstable is not None:
+        args.lineups = args.lineups or "pairs"
         return _check_crosstable_args(args, options)
+    if args.lineups is not None:
+        raise ValueError("--lineups: only with --crosstable; --agents plays one lineup")
     n = options.setdefault("num_players", len(args.agents))
     if n != len(args.agents):
         raise ValueError(
@@ -1017,7 +1190,10 @@ def _check_crosstable_args(args: argparse.Namespace, options: dict[str, Any]) ->
     except ValueError as err:
         raise ValueError(f"--crosstable: {err}") from None
     if args.out is not None:
-        for path in (args.out, args.out.with_suffix(".png")):
+        pictures = [args.out.with_suffix(".png")]
+        if args.lineups == "all":
+            pictures.append(lineups_png(args.out))
+        for path in (args.out, *pictures):
             check_writable(path, "--out")
     return options
 
@@ -1044,7 +1220,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.crosstable is not None:
         result = crosstable(
             args.game, args.crosstable, args.games, args.seed, options, batch=args.batch,
-            workers=args.workers, progress=not args.no_progress,
+            workers=args.workers, progress=not args.no_progress, lineups=args.lineups,
         )  # fmt: skip
         print(crosstable_table(result))
         if args.out:
