@@ -34,5 +34,16 @@ SPEC = GameSpec(
         anneal=Default("", "the sweep's best: the bonus kept, not annealed"),
         clip_range=Default(0.1, "the sweep's best: 0.01 with clip 0.1"),
         n_epochs=Default(2, "two passes per update; only Up & Down gained from one"),
+        probe=Default(
+            {
+                "warm_start": 500,
+                "warm_epochs": 5,
+                "ent_coef": 0.01,
+                "anneal": "",
+                "clip_range": 0.1,
+                "n_epochs": 2,
+            },
+            "train.py's defaults from 2026-11-27 on, when the shipped bots were probed",
+        ),
     ),
 )

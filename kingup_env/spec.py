@@ -26,5 +26,16 @@ SPEC = GameSpec(
         anneal=Default("ent", "part of the sweep's best: the bonus annealed"),
         clip_range=Default(0.1, "part of the sweep's best: 0.05 with clip 0.1"),
         n_epochs=Default(2, "two passes per update; only Up & Down gained from one"),
+        probe=Default(
+            {
+                "warm_start": 500,
+                "warm_epochs": 10,
+                "ent_coef": 0.05,
+                "anneal": "ent",
+                "clip_range": 0.1,
+                "n_epochs": 2,
+            },
+            "train.py's defaults from 2026-11-27 on, when the shipped bots were probed",
+        ),
     ),
 )

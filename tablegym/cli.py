@@ -33,7 +33,7 @@ def dataclass_parser(
     """A parser with one ``--flag`` per field of the dataclass ``fields_of``.
 
     Each field's ``metadata["help"]`` is its help and its default the flag's default; ``bool``
-    fields get ``--flag/--no-flag``, a field named ``option`` is a repeatable ``KEY=VALUE``,
+    fields get ``--flag/--no-flag``, a ``list[str]`` field is a repeatable ``KEY=VALUE``,
     ``int``/``float`` fields (optional ones too) are parsed as such, and ``choices`` restricts
     fields by name.
     """
@@ -50,7 +50,7 @@ def dataclass_parser(
             kwargs["choices"] = choices[f.name]
         if f.type == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
-        elif f.name == "option":
+        elif f.type == "list[str]":
             kwargs.update(action="append", metavar="KEY=VALUE", default=[])
         elif f.type in ("int | None", "int"):
             kwargs["type"] = int

@@ -44,6 +44,9 @@ class TrainingSpec:
     anneal: Default  # what falls linearly to zero over the budget
     clip_range: Default  # PPO's clip range
     n_epochs: Default  # PPO's epochs per update
+    # The best-response probe's learner (training/exploit.py): its per-game PPO settings, kept
+    # apart from the defaults above so that a probe measures the same way when they move.
+    probe: Default
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,48 @@ def test_the_probe_beats_a_deliberately_weak_target(monkeypatch):
     assert curve[0]["samples"] == 0 and len(curve) >= 3
 
 
+def test_the_probe_learner_keeps_its_pinned_settings_when_the_trainer_defaults_move(
+    monkeypatch,
+):
+    import dataclasses
+
+    import kdk_env.spec
+    from tablegym.spec import Default
+    from training import exploit
+    from training.train import Args
+
+    spec = kdk_env.spec.SPEC
+    moved = dataclasses.replace(
+        spec.training, ent_coef=Default(0.3, "moved"), n_epochs=Default(4, "moved")
+    )
+    monkeypatch.setattr(kdk_env.spec, "SPEC", dataclasses.replace(spec, training=moved))
+    assert (Args(game="kdk").entropy(), Args(game="kdk").epochs()) == (0.3, 4)  # train.py moved
+    pinned = exploit.ProbeArgs(game="kdk", target="random").check().train_args()
+    assert (pinned.entropy(), pinned.epochs(), pinned.clip()) == (0.01, 2, 0.1)
+    assert pinned.warm_start == 500 and pinned.learning_rate == 3e-4
+
+
+def test_the_probe_learner_can_be_changed_one_setting_at_a_time():
+    from training import exploit
+
+    args = exploit.ProbeArgs(
+        game="kingup", target="random", learner=["ent_coef=0.02", "anneal=lr,ent", "n_steps=4096"]
+    ).check()
+    settings = args.learner_settings()
+    assert (settings["ent_coef"], settings["anneal"], settings["n_steps"]) == (0.02, "lr,ent", 4096)
+    assert settings["clip_range"] == 0.1 and args.train_args().entropy() == 0.02
+    no_warm = exploit.ProbeArgs(game="kingup", target="random", warm_start=False)
+    assert no_warm.train_args().warm_start == 0
+    for item, message in (
+        ("foo=1", "'foo' is not one of the learner's settings"),
+        ("ent_coef=abc", "ent_coef takes a number, like 0.05"),
+        ("n_steps=1.5", "n_steps takes a whole number, like 8192"),
+        ("ent_coef", "--learner: expected KEY=VALUE"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            exploit.ProbeArgs(game="kingup", target="random", learner=[item]).check()
+
+
 def test_probe_cli_writes_its_results_and_curve(tmp_path):
     out = tmp_path / "probe.json"
     proc = subprocess.run(
@@ -271,6 +313,7 @@ def test_probe_cli_writes_its_results_and_curve(tmp_path):
     assert "target random: learner wins" in proc.stdout and "gain" in proc.stdout
     result = json.loads(out.read_text())
     assert result["target"] == "random" and result["num_players"] == 4
+    assert result["learner"]["ent_coef"] == 0.05 and result["learner"]["n_epochs"] == 2
     assert out.with_suffix(".png").stat().st_size > 0
     lines = out.with_suffix(".csv").read_text().splitlines()
     assert lines[0].startswith("cpu_minutes,samples,win_rate") and len(lines) >= 3
@@ -300,6 +343,7 @@ def test_probe_curves_plot_against_samples_too():
         (["--target", "ppo:updown"], "cannot play kingup"),
         (["--target", "random", "--eval-games", "0"], "--eval-games must be a number >= 1"),
         (["--target", "random", "--save-learner", "l.pt"], "--save-learner must name a .zip"),
+        (["--target", "random", "--learner", "foo=1"], "--learner foo=1: 'foo' is not one"),
     ],
 )
 def test_probe_bad_input_is_one_error_line(argv, message, tmp_path):

@@ -30,5 +30,16 @@ SPEC = GameSpec(
         anneal=Default("ent", "the earlier bot's bonus, annealed"),
         clip_range=Default(0.1, "the small clip; the sweep found no better (0.05-0.2)"),
         n_epochs=Default(1, "40% more samples, and a stronger bot than with two epochs"),
+        probe=Default(
+            {
+                "warm_start": 4000,
+                "warm_epochs": 8,
+                "ent_coef": 0.005,
+                "anneal": "ent",
+                "clip_range": 0.1,
+                "n_epochs": 1,
+            },
+            "train.py's defaults from 2026-11-27 on, when the shipped bots were probed",
+        ),
     ),
 )
