@@ -74,7 +74,8 @@ Crosstables (``--crosstable SPEC SPEC ...``, ``crosstable(game, specs, games, se
     spec ``i`` alone against spec ``j`` (None on the diagonal; compare it with ``fair_share`` =
     1/n), ``ci`` its Wilson interval, ``games_played``, ``mean_win_rate`` (a spec's row),
     ``overall`` (each spec's wins per seat-game over every game played, with its interval),
-    ``ratings`` (OpenSkill Plackett-Luce over all the games in lineup order) and ``lineups``:
+    ``ratings`` (OpenSkill Plackett-Luce over all the games, taken round-robin from the
+    lineups: sequential ratings weigh games by their order) and ``lineups``:
     per lineup its ``seats`` (spec indices), ``seed``, ``batch``, ``games``, each spec's
     ``win_rate`` per seat and ``ci`` there (None for a spec not at the table) and its games
     (``results``). ``--out FILE.json`` writes the result and ``FILE.png``, a heat map of the
@@ -727,7 +728,9 @@ def crosstable(
         )
         records += result["results"]
     matrix, ci, games_played = _pair_cells(played, len(names), lineups)
-    rated = ratings(records, names)
+    # Rated round-robin over the lineups (each one's first game, then each one's second...):
+    # sequential ratings weigh games by their order, and lineup order would favour the first.
+    rated = ratings([r for _, _, r in sorted(_game_order(played))], names)
     return {
         "game": game,
         "options": options,
@@ -788,6 +791,13 @@ def _pair_cells(
                 matrix[i][j], ci[i][j] = lineup["win_rate"][i], lineup["ci"][i]
                 games[i][j] = lineup["games"]
     return matrix, ci, games
+
+
+def _game_order(played: list[dict[str, Any]]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(game number in its lineup, lineup number, record) for every game played."""
+    for number, lineup in enumerate(played):
+        for g, record in enumerate(lineup["results"]):
+            yield g, number, record
 
 
 def _overall(records: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
