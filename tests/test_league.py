@@ -249,6 +249,22 @@ def test_the_probe_beats_a_deliberately_weak_target(monkeypatch):
     curve = result["curve"]
     assert [r["samples"] for r in curve] == sorted(r["samples"] for r in curve)
     assert curve[0]["samples"] == 0 and len(curve) >= 3
+    fixed = result["heuristic"]  # the heuristic alone against the same target, same deals
+    assert fixed["games"] == 400 and fixed["win_rate"] > 0.6
+    assert fixed["gain"] == pytest.approx(fixed["win_rate"] - 0.5)
+    assert result["floor_gain"] == max(result["gain"], fixed["gain"])
+
+
+def test_a_fixed_player_is_measured_against_the_target_as_the_learner_is():
+    from agents.catalog import batched_heuristic
+    from training.collector import evaluate_batched
+
+    heuristic = batched_heuristic("updown")
+    options = {"num_players": 2}
+    against_random = evaluate_batched(heuristic, "updown", options, "random", 200, seed=3)
+    assert against_random["games"] == 200 and against_random["win_rate"] > 0.9
+    first = evaluate_batched(first_legal, "updown", options, heuristic, 200, seed=3)
+    assert first["win_rate"] < 0.2  # the first legal move loses to the heuristic
 
 
 def test_the_probe_learner_keeps_its_pinned_settings_when_the_trainer_defaults_move(
@@ -311,6 +327,7 @@ def test_probe_cli_writes_its_results_and_curve(tmp_path):
     agent = load_ppo_agent(tmp_path / "learner.zip", "kingup", {"num_players": 4})
     assert agent.spec.startswith("ppo:")
     assert "target random: learner wins" in proc.stdout and "gain" in proc.stdout
+    assert "the heuristic alone wins" in proc.stdout and "gains at least" in proc.stdout
     result = json.loads(out.read_text())
     assert result["target"] == "random" and result["num_players"] == 4
     assert result["learner"]["ent_coef"] == 0.05 and result["learner"]["n_epochs"] == 2

@@ -832,7 +832,10 @@ def evaluate_batched(
     num_games: int = 64,
     backend: str = "auto",
 ) -> dict[str, float]:
-    """Win rate of ``policy`` (most likely legal action) against ``opponent`` in every other seat.
+    """Win rate of ``policy`` against ``opponent`` in every other seat.
+
+    ``policy`` is an SB3 maskable policy (its most likely legal action) or a ``BatchPolicy``
+    (the batched heuristic, say: what a fixed player wins against the same opponent).
 
     ``opponent`` is ``"random"``, ``"heuristic"`` (played by ``heuristic``) or any
     ``BatchPolicy``. ``games`` games in batches of ``num_games`` slots, the policy's seat
@@ -863,8 +866,10 @@ def evaluate_batched(
     while (played < quota).any():
         actions = np.zeros(size, dtype=np.int64)
         ours = seat == mine
-        if ours.any():
+        if ours.any() and isinstance(policy, th.nn.Module):
             actions[ours] = policy_actions(policy, obs[ours], mask[ours], deterministic=True)
+        elif ours.any():
+            actions[ours] = policy(obs[ours], mask[ours], rng)
         theirs = np.flatnonzero(~ours)
         if theirs.size:
             actions[theirs] = opponent(obs[theirs], mask[theirs], rng)
