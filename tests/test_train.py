@@ -103,7 +103,7 @@ def test_per_game_defaults_apply_unless_a_flag_says_otherwise():
     updown, _ = parse_args(["--game", "updown", "--warm-epochs", "3", "--opponent-mix", "self=1"])
     resolved = updown.resolved()
     assert (resolved.warm_start, resolved.warm_epochs, resolved.opponent_mix) == (4000, 3, "self=1")
-    assert resolved.ent_coef == 0.005 != kdk.resolved().ent_coef
+    assert resolved.ent_coef == 0.05 != kdk.resolved().ent_coef
     assert (resolved.anneal, resolved.clip_range) == ("ent", 0.1)
     assert (kdk.resolved().anneal, kdk.resolved().clip_range) == ("", 0.1)
     assert parse_args(["--game", "updown", "--anneal", ""])[0].resolved().anneal == ""
@@ -171,7 +171,7 @@ def test_resume_applies_changed_ppo_settings_and_keeps_annealing(tmp_path):
     history = json.loads((run / "config.json").read_text())["history"]
     assert history == [{"step": step, "changed": {
         "timesteps": [256, 512], "max_minutes": [25.0, 0.0], "n_epochs": [1, 3],
-        "learning_rate": [0.0003, 0.001], "ent_coef": [0.005, 0.02], "anneal": ["ent", "lr,ent"],
+        "learning_rate": [0.0003, 0.001], "ent_coef": [0.05, 0.02], "anneal": ["ent", "lr,ent"],
     }}]  # fmt: skip
     model = SelfPlayPPO.load(run / "checkpoint.zip", device="cpu")
     assert (model.n_epochs, model.ent_start) == (3, 0.02)

@@ -26,8 +26,8 @@ SPEC = GameSpec(
             "self=0.15,snapshot=0.15,heuristic=0.7",
             "more heuristic seats (0.45 -> 0.7) raised the rate against the heuristic",
         ),
-        ent_coef=Default(0.005, "the earlier bot's; 0.05 was level, harder to exploit on 1 seed"),
-        anneal=Default("ent", "the earlier bot's bonus, annealed"),
+        ent_coef=Default(0.05, "two seeds at 25 min: harder to exploit, level vs the heuristic"),
+        anneal=Default("ent", "the sweep's choice: the bonus annealed"),
         clip_range=Default(0.1, "the small clip; the sweep found no better (0.05-0.2)"),
         n_epochs=Default(1, "40% more samples, and a stronger bot than with two epochs"),
         probe=Default(
