@@ -1034,12 +1034,12 @@ def crosstable_table(result: dict[str, Any]) -> str:
         f"{result['game']} {result['options']}: {played} games per {_unit(result)}, "
         f"seed {result['seed']}, "
         f"fair share {result['fair_share']:.3f}",
-        "win rate of the row spec alone against the column spec in every other seat",
-        " " * width + "".join(f"{f'[{j}]':>8}" for j in range(k)) + f"{'mean':>8}",
+        "win rate of the row spec alone against the column spec in every other seat [95% interval]",
+        " " * width + "".join(f"{f'[{j}]':>19}" for j in range(k)) + f"{'mean':>8}",
     ]
     for i, name in enumerate(names):
         label = f"[{i}] {name}"
-        cells = "".join("       -" if x is None else f"{x:>8.3f}" for x in result["matrix"][i])
+        cells = "".join(_rate_cell(x, ci) for x, ci in zip(result["matrix"][i], result["ci"][i]))
         lines.append(f"{label:<{width}}{cells}{result['mean_win_rate'][i]:>8.3f}")
     lines.append(
         f"{'ratings (OpenSkill, all games)':<{width}}{'mu':>8}{'sigma':>8}{'ordinal':>9}"
@@ -1055,6 +1055,13 @@ def crosstable_table(result: dict[str, Any]) -> str:
     if result["lineup_mode"] == "all":
         lines += _lineup_lines(result, width)
     return "\n".join(lines)
+
+
+def _rate_cell(rate: float | None, ci: Sequence[float] | None) -> str:
+    """``  0.650 [0.60,0.70]``, 19 characters; a dash for the diagonal."""
+    if rate is None or ci is None:
+        return f"{'-':>19}"
+    return f"{rate:>8.3f} [{ci[0]:.2f},{ci[1]:.2f}]"
 
 
 def _lineup_lines(result: dict[str, Any], width: int) -> list[str]:
