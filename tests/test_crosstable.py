@@ -8,7 +8,7 @@ import math
 import subprocess
 import sys
 from collections import Counter
-from itertools import combinations_with_replacement
+from itertools import combinations_with_replacement, permutations
 from pathlib import Path
 
 import pytest
@@ -147,6 +147,17 @@ def test_the_matrix_and_the_pooled_rates_come_from_the_lineups(mixed):
         assert shares == pytest.approx(1.0)
     text = crosstable_table(mixed)
     assert "8 games per lineup" in text and "every lineup" in text and "1 1 2 2" in text
+
+
+def test_every_table_with_permuted_seats_meets_every_neighbour():
+    specs = ["heuristic", "random", "ismcts:3"]
+    result = crosstable("kdk", specs, games=6, seed=1, lineups="all", seating="permute", batch=8)
+    assert result["seating"] == "permute" and "seats permuted" in crosstable_table(result)
+    lineup = next(x for x in result["lineups"] if x["seats"] == [0, 1, 2])
+    assert len(lineup["results"]) == 6  # one deal in all six orders
+    assert sorted(tuple(r["specs"]) for r in lineup["results"]) == sorted(permutations(specs))
+    with pytest.raises(ValueError, match="seating must be one of"):
+        crosstable("kdk", specs, games=6, seed=1, seating="rotated")
 
 
 def test_head_to_head_fills_both_cells_from_the_same_games():

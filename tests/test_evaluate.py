@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import types
+from itertools import permutations
 from pathlib import Path
 from typing import NamedTuple
 
@@ -268,6 +269,33 @@ def test_rotation_shares_the_deal_within_a_rotation():
     jobs = make_jobs("kingup", ["a", "b", "c"], games=6, seed=0, options={})
     assert [j.specs for j in jobs[:3]] == [("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")]
     assert len({j.env_seed for j in jobs[:3]}) == 1 and jobs[3].env_seed != jobs[0].env_seed
+
+
+def test_permuted_seating_plays_each_deal_in_every_distinct_order():
+    jobs = make_jobs("kingup", ["a", "b", "c"], games=7, seed=0, options={}, seating="permute")
+    assert len(jobs) == 12  # rounded up to two deals of 3! orders
+    for deal in range(2):
+        block = jobs[6 * deal : 6 * deal + 6]
+        assert sorted(j.specs for j in block) == sorted(permutations("abc"))
+        assert len({j.env_seed for j in block}) == 1
+    assert jobs[0].env_seed != jobs[6].env_seed
+    repeats = make_jobs("kingup", ["a", "a", "b", "c"], games=1, seed=0, options={},
+                        seating="permute")  # fmt: skip
+    assert len(repeats) == len({j.specs for j in repeats}) == 12
+    rotated = make_jobs("kingup", ["a", "b", "c"], games=6, seed=0, options={})
+    assert [j.env_seed for j in rotated[:3]] == [jobs[0].env_seed] * 3  # deal 0 is the same deal
+    with pytest.raises(ValueError, match="seating must be one of \\('rotate', 'permute'\\)"):
+        make_jobs("kingup", ["a", "b", "c"], games=6, seed=0, options={}, seating="shuffle")
+
+
+def test_a_permuted_tournament_in_batch_and_on_raw_env_plays_the_same_seatings():
+    lineup = ["heuristic", "random", "random"]
+    on_env = evaluate("kdk", lineup, games=3, seed=2, seating="permute")
+    batched = evaluate("kdk", lineup, games=3, seed=2, seating="permute", batch=4)
+    assert on_env["seating"] == "permute" and on_env["games"] == 3  # 3 orders of h r r
+    seatings = [(r["seed"], r["specs"]) for r in on_env["results"]]
+    assert seatings == [(r["seed"], r["specs"]) for r in batched["results"]]
+    assert sorted(r["specs"].index("heuristic") for r in batched["results"]) == [0, 1, 2]
 
 
 def test_a_mirror_lineup_plays_a_new_deal_each_game():

@@ -24,6 +24,11 @@ How a tournament is played
     number of games is rounded up to a multiple of ``n`` so that every agent sits in every
     seat equally often; the ``n`` games of one rotation share one deal seed ("duplicate"
     play: the same cards go round the table, which removes much of the luck of the deal).
+    Rotation keeps the order round the table: with three or more different specs, who sits
+    after whom is the same in every game of a deal. ``--seating permute`` plays each deal in
+    every distinct order of the lineup instead (``n!`` games a deal for ``n`` different specs,
+    12 for ``A A B C``; games rounded up to a multiple of that), so every neighbour is as
+    common as every other.
     When every seat has the same spec there is nothing to rotate: exactly ``games`` games are
     played, each on its own deal (for studies of how one agent plays against itself).
     Every game's seeds come from ``(seed, g)`` alone, so the results do not depend on the
@@ -60,7 +65,8 @@ Crosstables (``--crosstable SPEC SPEC ...``, ``crosstable(game, specs, games, se
     rotations) in the lineup "spec ``i`` in one seat, spec ``j`` in every other seat" at a table
     of ``--num-players`` seats (default: the game's usual count; with 2 players, plain head to
     head, ``(i, j)`` and ``(j, i)`` on different deals). Each lineup is a tournament as above,
-    so its deals are duplicate: every deal is played ``n`` times with the seats rotated. The
+    so its deals are duplicate: every deal is played ``n`` times with the seats rotated (with
+    ``--seating permute``, in every distinct order of the lineup). The
     games of pair ``(i, j)`` are seeded by ``(seed, i, j)``.
     ``--lineups all`` (``lineups="all"``) plays every table the specs can make instead: every
     multiset of ``n`` specs with at least two distinct ones (``C(k + n - 1, n) - k`` lineups
@@ -413,12 +419,16 @@ def make_jobs(
     seed: int,
     options: dict[str, Any],
     keep_actions: bool = False,
+    seating: str = "rotate",
 ) -> list[Job]:
-    """Games rounded up to whole rotations; the deal seed is shared within a rotation.
+    """Games rounded up to whole rotations (``seating="rotate"``) or to every distinct seating
+    of the lineup (``"permute"``); the deal seed is shared within them.
 
     When every seat has the same spec, rotating would only replay a deal, so each of exactly
     ``games`` games gets its own deal.
     """
+    if seating not in SEATINGS:
+        raise ValueError(f"seating must be one of {SEATINGS}; got {seating!r}")
     n = len(agents)
     if len(set(agents)) == 1:
         jobs = []
@@ -427,16 +437,27 @@ def make_jobs(
             seeds = tuple(int(x) for x in agent_seeds)
             jobs.append(Job(game, options, tuple(agents), g, int(deal), seeds, keep_actions))
         return jobs
-    total = -(-games // n) * n
+    seatings = seatings_of(agents, seating)
+    m = len(seatings)
     jobs = []
-    for g in range(total):
-        rotation = g % n
-        deal = np.random.SeedSequence([seed, g // n]).generate_state(1)[0]
+    for g in range(-(-games // m) * m):
+        deal = np.random.SeedSequence([seed, g // m]).generate_state(1)[0]
         agent_seeds = np.random.SeedSequence([seed, g, 1]).generate_state(n)
-        specs = tuple(agents[(s - rotation) % n] for s in range(n))
         seeds = tuple(int(x) for x in agent_seeds)
-        jobs.append(Job(game, options, specs, g, int(deal), seeds, keep_actions))
+        jobs.append(Job(game, options, seatings[g % m], g, int(deal), seeds, keep_actions))
     return jobs
+
+
+SEATINGS = ("rotate", "permute")
+
+
+def seatings_of(agents: Sequence[str], seating: str) -> list[tuple[str, ...]]:
+    """The seatings one deal is played in: the ``n`` rotations of the lineup, or every
+    distinct order of it (``n!`` for ``n`` different specs, fewer with repeats)."""
+    n = len(agents)
+    if seating == "rotate":
+        return [tuple(agents[(s - r) % n] for s in range(n)) for r in range(n)]
+    return list(dict.fromkeys(itertools.permutations(agents)))
 
 
 def run_jobs(jobs: list[Job], workers: int, progress: bool) -> list[dict[str, Any]]:
@@ -601,10 +622,13 @@ def evaluate(
     batch: int = 0,
     *,
     made: dict[str, Any] | None = None,
+    seating: str = "rotate",
 ) -> dict[str, Any]:
     """Play a seat-rotated tournament and return metadata, per-spec statistics and games.
 
     ``batch`` > 0 plays ``batch`` games at a time on the batched engine (see "Batched play").
+    ``seating="permute"`` plays each deal in every distinct order of the lineup, not only its
+    rotations (see "How a tournament is played").
     ``made``: agents already built for these options, per spec (a crosstable builds each once;
     loading a trained policy takes about a second).
     """
@@ -623,7 +647,7 @@ def evaluate(
         made[spec] = given[spec] if spec in given else _make(spec, game, options)
     specs = list(made)
     policies = _batched(batch, made, game, keep_actions)
-    jobs = make_jobs(game, agents, games, seed, options, keep_actions)
+    jobs = make_jobs(game, agents, games, seed, options, keep_actions, seating)
     t0 = time.perf_counter()
     if policies is None:
         records = run_jobs(jobs, workers, progress)
@@ -640,6 +664,7 @@ def evaluate(
         "games": len(jobs),
         "games_requested": games,
         "seed": seed,
+        "seating": seating,
         "fair_share": 1.0 / n,
         "agents": summarise(records, specs),
         "results": [{k: r[k] for k in kept} for r in records],
@@ -687,6 +712,7 @@ def crosstable(
     workers: int = 1,
     progress: bool = False,
     lineups: str = "pairs",
+    seating: str = "rotate",
 ) -> dict[str, Any]:
     """Every ordered pair of specs, one alone against the other in every other seat, or with
     ``lineups="all"`` every table the specs can make; see "Crosstables"."""
@@ -698,6 +724,8 @@ def crosstable(
             raise ValueError(f"crosstable: {name} must be an integer >= {low}; got {value!r}")
     if lineups not in LINEUP_MODES:
         raise ValueError(f"crosstable: lineups must be one of {LINEUP_MODES}; got {lineups!r}")
+    if seating not in SEATINGS:
+        raise ValueError(f"crosstable: seating must be one of {SEATINGS}; got {seating!r}")
     env_class(game)(**options)  # validate the options before any game
     try:
         made = crosstable_agents(game, specs, options)
@@ -712,8 +740,9 @@ def crosstable(
         # Batched where every agent of the lineup can; the others play on the workers.
         slots = batch if batch and batch_policies(used, game) is not None else 0
         result = evaluate(
-            game, lineup, games, lineup_seed, workers, options, progress, batch=slots, made=used
-        )
+            game, lineup, games, lineup_seed, workers, options, progress, batch=slots,
+            made=used, seating=seating,
+        )  # fmt: skip
         rows = {row["spec"]: row for row in result["agents"]}
         played.append(
             {
@@ -738,6 +767,7 @@ def crosstable(
         "games": games,
         "seed": seed,
         "lineup_mode": lineups,
+        "seating": seating,
         "fair_share": 1.0 / n,
         "matrix": matrix,
         "ci": ci,
@@ -1032,7 +1062,7 @@ def crosstable_table(result: dict[str, Any]) -> str:
     width = max(len(name) for name in names) + 5
     lines = [
         f"{result['game']} {result['options']}: {played} games per {_unit(result)}, "
-        f"seed {result['seed']}, "
+        f"seed {result['seed']}, seats {result['seating']}d, "
         f"fair share {result['fair_share']:.3f}",
         "win rate of the row spec alone against the column spec in every other seat [95% interval]",
         " " * width + "".join(f"{f'[{j}]':>19}" for j in range(k)) + f"{'mean':>8}",
@@ -1106,6 +1136,11 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--games", type=int, default=100, help="games (rounded up to rotations); "
                    "per pair or lineup with --crosstable")  # fmt: skip
+    p.add_argument(
+        "--seating", choices=SEATINGS, default="rotate",
+        help="each deal is replayed in every rotation of the lineup (default) or in every "
+        "distinct order of it (permute: n! games a deal for n different agents)",
+    )  # fmt: skip
     p.add_argument(
         "--lineups", choices=LINEUP_MODES,
         help="with --crosstable: 'pairs' (default), each spec alone against each other; 'all', "
@@ -1238,6 +1273,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         result = crosstable(
             args.game, args.crosstable, args.games, args.seed, options, batch=args.batch,
             workers=args.workers, progress=not args.no_progress, lineups=args.lineups,
+            seating=args.seating,
         )  # fmt: skip
         print(crosstable_table(result))
         if args.out:
@@ -1247,6 +1283,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result = evaluate(
         args.game, args.agents, args.games, args.seed, args.workers, options,
         progress=not args.no_progress, keep_actions=args.record is not None, batch=args.batch,
+        seating=args.seating,
     )  # fmt: skip
     print(table(result))
     if args.record is not None:
