@@ -267,6 +267,17 @@ def test_a_fixed_player_is_measured_against_the_target_as_the_learner_is():
     assert first["win_rate"] < 0.2  # the first legal move loses to the heuristic
 
 
+def test_a_shared_win_counts_one_share_so_a_mirror_wins_its_fair_share():
+    from agents.catalog import batched_heuristic
+    from training.collector import evaluate_batched
+
+    # Up & Down at 4 players shares about one game in five; counted whole, those lifted the
+    # heuristic against three copies of itself to 0.29-0.33.
+    heuristic = batched_heuristic("updown")
+    mirror = evaluate_batched(heuristic, "updown", {"num_players": 4}, heuristic, 800, seed=1)
+    assert abs(mirror["win_rate"] - 0.25) < 0.03
+
+
 def test_the_probe_learner_keeps_its_pinned_settings_when_the_trainer_defaults_move(
     monkeypatch,
 ):
