@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python benchmarks/bench_strength.py --game kingup --bot ppo:kingup --seed 20261127
     python benchmarks/bench_strength.py --game updown --bot ppo:runs/updown/best.zip \\
         --sizes 2 --games 400 --out runs/strength_updown.json
+    python benchmarks/bench_strength.py --game kingup --bot ppo:kingup --lineups floor
 
 For each table size the bot was trained at (``--sizes`` to choose), seat-rotated batched
 tournaments (:func:`training.evaluate.evaluate` with duplicate deals) of ``--games`` games on
@@ -16,6 +17,8 @@ tournaments (:func:`training.evaluate.evaluate` with duplicate deals) of ``--gam
 ``mixed1``      the bot, one heuristic, random players in the other seats
 ``mixed_half``  the bot, heuristics in half the other seats (rounded up), random players in
                 the rest
+``floor``       the heuristic alone against the bot in every other seat: the probe's floor
+                (a best response wins at least what this fixed player wins)
 
 Each line gives the bot's win rate with its 95% Wilson interval, the fair share and the gain
 over it. ``--out FILE.json`` writes every result.
@@ -46,7 +49,11 @@ def lineups(bot: str, n: int) -> dict[str, list[str]]:
         "heuristic_vs_random": ["heuristic"] + ["random"] * (n - 1),
         "mixed1": [bot, "heuristic"] + ["random"] * (n - 2),
         "mixed_half": [bot] + ["heuristic"] * half + ["random"] * (n - 1 - half),
+        "floor": ["heuristic"] + [bot] * (n - 1),
     }
+
+
+LINEUPS = tuple(lineups("bot", 4))
 
 
 def trained_sizes(game: str, bot: str) -> list[int]:
@@ -62,10 +69,15 @@ def trained_sizes(game: str, bot: str) -> list[int]:
     return list(meta.get("player_counts") or [meta["options"]["num_players"]])
 
 
-def measure(game: str, bot: str, n: int, games: int, seed: int) -> dict[str, Any]:
-    """Every lineup at ``n`` players; the bot's (or the heuristic's) rate in each."""
+def measure(
+    game: str, bot: str, n: int, games: int, seed: int, only: list[str] | None = None
+) -> dict[str, Any]:
+    """Every lineup at ``n`` players (or those named in ``only``); the rate of the lineup's
+    first seat in each: the bot's, or the heuristic's."""
     out = {}
     for name, lineup in lineups(bot, n).items():
+        if only and name not in only:
+            continue
         if (n == 2 and name.startswith("mixed")) or (n == 3 and name == "mixed_half"):
             continue  # the same lineup as a plain or the one-heuristic table
         result = evaluate(game, lineup, games, seed, options={"num_players": n}, batch=256)
@@ -88,12 +100,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--games", type=int, default=2000, help="games per lineup")
     p.add_argument("--seed", type=int, default=20261127, help="an unseen seed")
     p.add_argument("--out", type=Path, help="write the results as JSON")
+    p.add_argument("--lineups", nargs="+", choices=LINEUPS, help="lineups to play (default: all)")
     args = p.parse_args(argv)
     sizes = args.sizes or trained_sizes(args.game, args.bot)
     results: dict[str, Any] = {"game": args.game, "bot": args.bot, "seed": args.seed, "sizes": {}}
     for n in sizes:
         started = time.monotonic()
-        results["sizes"][n] = rows = measure(args.game, args.bot, n, args.games, args.seed)
+        rows = measure(args.game, args.bot, n, args.games, args.seed, args.lineups)
+        results["sizes"][n] = rows
         for name, r in rows.items():
             low, high = r["ci"]
             print(
