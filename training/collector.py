@@ -865,13 +865,12 @@ def evaluate_batched(
     mine = slots % n  # the policy's seat in each slot's current game
     wins = 0.0
     obs, mask, seat = vg.reset()
+    player = greedy_player(policy) if isinstance(policy, th.nn.Module) else policy
     while (played < quota).any():
         actions = np.zeros(size, dtype=np.int64)
         ours = seat == mine
-        if ours.any() and isinstance(policy, th.nn.Module):
-            actions[ours] = policy_actions(policy, obs[ours], mask[ours], deterministic=True)
-        elif ours.any():
-            actions[ours] = policy(obs[ours], mask[ours], rng)
+        if ours.any():
+            actions[ours] = player(obs[ours], mask[ours], rng)
         theirs = np.flatnonzero(~ours)
         if theirs.size:
             actions[theirs] = opponent(obs[theirs], mask[theirs], rng)
@@ -893,6 +892,15 @@ def snapshot_player(policy: Any) -> BatchPolicy:
 
     def act(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return policy_actions(policy, obs, mask, rng=rng)
+
+    return act
+
+
+def greedy_player(policy: Any) -> BatchPolicy:
+    """A frozen SB3 policy as a ``BatchPolicy`` that plays its most likely legal move."""
+
+    def act(obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return policy_actions(policy, obs, mask, deterministic=True)
 
     return act
 
