@@ -66,8 +66,8 @@ Crosstables (``--crosstable SPEC SPEC ...``, ``crosstable(game, specs, games, se
     of ``--num-players`` seats (default: the game's usual count; with 2 players, plain head to
     head, ``(i, j)`` and ``(j, i)`` on different deals). Each lineup is a tournament as above,
     so its deals are duplicate: every deal is played ``n`` times with the seats rotated (with
-    ``--seating permute``, in every distinct order of the lineup). The
-    games of pair ``(i, j)`` are seeded by ``(seed, i, j)``.
+    ``--seating permute``, in every distinct order of the lineup). The games of pair
+    ``(i, j)`` are seeded by ``(seed, i, j)``.
     ``--lineups all`` (``lineups="all"``) plays every table the specs can make instead: every
     multiset of ``n`` specs with at least two distinct ones (``C(k + n - 1, n) - k`` lineups
     for ``k`` specs: 65 for 5 specs at 4 seats), ``games`` games each, all on the deals of
@@ -552,6 +552,17 @@ def win_shares(winners: Sequence[int], n: int) -> list[float]:
     return [1.0 / len(winners) if s in winners else 0.0 for s in range(n)]
 
 
+def seat_wins(records: list[dict[str, Any]], spec: str) -> list[float]:
+    """The win of each seat ``spec`` held in ``records``, in order: 1, 0, or 1/k for a win
+    shared by k seats."""
+    return [
+        win_shares(rec["winners"], len(rec["specs"]))[seat]
+        for rec in records
+        for seat, s in enumerate(rec["specs"])
+        if s == spec
+    ]
+
+
 def ratings(records: list[dict[str, Any]], specs: list[str]) -> dict[str, Any]:
     """OpenSkill Plackett-Luce ratings per spec over the games in order."""
     from openskill.models import PlackettLuce
@@ -577,7 +588,7 @@ def summarise(records: list[dict[str, Any]], specs: list[str]) -> list[dict[str,
     for spec in specs:
         rows = [(rec, seat) for rec in records for seat, s in enumerate(rec["specs"]) if s == spec]
         n_players = len(records[0]["specs"])
-        wins = [win_shares(r["winners"], n_players)[seat] for r, seat in rows]
+        wins = seat_wins(records, spec)
         scores = [r["scores"][seat] for r, seat in rows]
         ranks = [game_ranks(r["scores"], r["winners"])[seat] for r, seat in rows]
         moves = sum(r["moves"][seat] for r, seat in rows)
@@ -732,7 +743,7 @@ def crosstable(
     except ValueError as err:
         raise ValueError(f"crosstable: {err}") from None
     names, n = list(made), options["num_players"]
-    played, records = [], []
+    played = []
     t0 = time.perf_counter()
     for seats, lineup_seed in lineup_plan(len(names), n, seed, lineups):
         lineup = [names[i] for i in seats]
@@ -755,7 +766,6 @@ def crosstable(
                 "results": result["results"],
             }
         )
-        records += result["results"]
     matrix, ci, games_played = _pair_cells(played, len(names), lineups)
     # Rated round-robin over the lineups (each one's first game, then each one's second...):
     # sequential ratings weigh games by their order, and lineup order would favour the first.
@@ -773,7 +783,7 @@ def crosstable(
         "ci": ci,
         "games_played": games_played,
         "mean_win_rate": [float(np.mean([x for x in row if x is not None])) for row in matrix],
-        "overall": _overall(records, names),
+        "overall": _overall([r for lineup in played for r in lineup["results"]], names),
         "ratings": [
             {"spec": s, "mu": rated[s].mu, "sigma": rated[s].sigma, "ordinal": rated[s].ordinal()}
             for s in names
@@ -832,21 +842,18 @@ def _game_order(played: list[dict[str, Any]]) -> Iterator[tuple[int, int, dict[s
 
 def _overall(records: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
     """Per spec: wins per seat-game over every game of the crosstable, with its interval."""
-    wins, seats = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0)
-    for rec in records:
-        shares = win_shares(rec["winners"], len(rec["specs"]))
-        for seat, spec in enumerate(rec["specs"]):
-            wins[spec] += shares[seat]
-            seats[spec] += 1
-    return [
-        {
-            "spec": s,
-            "seat_games": seats[s],
-            "win_rate": wins[s] / seats[s],
-            "win_rate_ci": list(wilson(wins[s], seats[s])),
-        }
-        for s in names
-    ]
+    out = []
+    for spec in names:
+        wins = seat_wins(records, spec)
+        out.append(
+            {
+                "spec": spec,
+                "seat_games": len(wins),
+                "win_rate": float(np.mean(wins)),
+                "win_rate_ci": list(wilson(sum(wins), len(wins))),
+            }
+        )
+    return out
 
 
 def crosstable_agents(game: str, specs: Sequence[str], options: dict[str, Any]) -> dict[str, Any]:
@@ -947,7 +954,7 @@ def write_crosstable(result: dict[str, Any], out: Path) -> list[Path]:
     write_json_atomic(out, result)
     paths = [out, out.with_suffix(".png")]
     figures = [draw_crosstable(result)]
-    if result.get("lineup_mode") == "all":
+    if result["lineup_mode"] == "all":
         paths.append(lineups_png(out))
         figures.append(draw_lineups(result))
     for path, figure in zip(paths[1:], figures):
