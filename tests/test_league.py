@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -447,6 +448,25 @@ def test_an_exploiter_learns_at_the_runs_rate_when_the_main_agent_anneals_it():
     assert exploiter.model.policy.optimizer.param_groups[0]["lr"] == args.learning_rate
     after = exploiter.model.policy.state_dict()
     assert not torch.equal(before["action_net.weight"], after["action_net.weight"])
+
+
+def test_an_exploiters_rollouts_leave_nothing_in_the_temporary_directory(tmp_path, monkeypatch):
+    # SB3 makes an SB3-<time> folder under tempfile.gettempdir() at every learn() of a model
+    # without a logger of its own: thousands of them in a long league run.
+    from training.league import Exploiter
+    from training.train import Args, new_model
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    args = Args(game="updown", num_games=16, n_steps=128, batch_size=128, n_epochs=1,
+                net_arch="16", warm_start=0, eval_games=0).check()  # fmt: skip
+    tables = args.table_options()
+    main = new_model(args, SelfPlayVecEnv("updown", tables, 16, parse_mix("self=1"), 0), None)
+    exploiter = Exploiter(args, tables, None, main.policy.state_dict(), main.policy, 0)
+    exploiter.learn(128)
+    main.learn(128)
+    assert exploiter.model.num_timesteps >= 128 and main.num_timesteps >= 128
+    assert [p.name for p in tmp_path.glob("SB3-*")] == []  # (torch keeps one cache folder)
 
 
 @pytest.mark.parametrize("game", ["kingup", "updown", "kdk"])

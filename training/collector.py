@@ -669,6 +669,15 @@ class SeatRolloutBuffer(MaskableRolloutBuffer):
         self.returns = self.advantages + self.values
 
 
+def quiet_logger(model: Any) -> None:
+    """Give ``model`` a logger that writes nothing. Without one, every ``learn()`` of a model
+    with no TensorBoard folder makes an empty ``SB3-<time>`` folder in the system's temporary
+    directory (SB3's ``configure``): one per rollout of each league exploiter."""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+
+
 class SelfPlayPPO(MaskablePPO):
     """MaskablePPO whose rollouts come from :class:`SelfPlayVecEnv` (see the module doc).
 

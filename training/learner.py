@@ -306,10 +306,9 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
     worker_start(parent)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     import torch
-    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.utils import set_random_seed
 
-    from training.collector import SelfPlayPPO
+    from training.collector import SelfPlayPPO, quiet_logger
 
     torch.set_num_threads(1)
     try:
@@ -322,7 +321,7 @@ def serve(conn: Any, device: str, seed: int, parent: int) -> None:
     model = SelfPlayPPO.load(io.BytesIO(saved), device=device)
     shared = None if name is None else Shared.attach(name, layout)  # kept: views need it
     arrays = {} if shared is None else shared.arrays
-    model.set_logger(Logger(folder=None, output_formats=[]))
+    quiet_logger(model)
     set_random_seed(seed)  # minibatch order (numpy's global generator) and torch
     while True:
         try:

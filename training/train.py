@@ -659,11 +659,11 @@ def ppo_settings(args: Args) -> dict[str, Any]:
 
 def new_model(args: Args, env: Any, run: Path | None) -> Any:
     """A fresh :class:`training.collector.SelfPlayPPO` with the run's PPO settings
-    (TensorBoard logs in ``run/tb``; none without ``run``)."""
-    from training.collector import SeatRolloutBuffer, SelfPlayPPO
+    (TensorBoard logs in ``run/tb``; no logs at all without ``run``)."""
+    from training.collector import SeatRolloutBuffer, SelfPlayPPO, quiet_logger
     from training.features import policy_kwargs
 
-    return SelfPlayPPO(
+    model = SelfPlayPPO(
         "MlpPolicy",
         env,
         **ppo_settings(args),
@@ -674,6 +674,9 @@ def new_model(args: Args, env: Any, run: Path | None) -> Any:
         device=args.torch_device(),
         verbose=0,
     )
+    if run is None:
+        quiet_logger(model)
+    return model
 
 
 def warm_start(
