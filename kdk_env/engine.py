@@ -104,6 +104,7 @@ from numba.extending import intrinsic
 from kdk_env import observation as O
 from kdk_env import rules as R
 from tablegym import kernels  # also sets OpenMP's wait policy before numba loads it
+from tablegym.kernels import row_view
 from tablegym.numba_cache import drop_stale
 
 # Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
@@ -1406,11 +1407,11 @@ def _mask_row(st, cfg, legal, mask):
 def _step_row(i, states, rngs, consts, actions, rewards, done):
     """Step game i and redeal it if it ended (what its next player sees: :func:`_row_op`)."""
     cfg, deck = consts[0], consts[1]
-    st = states[i]
+    st = row_view(states, i)
     before_done = st[ROUNDS_DONE]
     before_over = st[PHASE] == PH_GAME_OVER
     over = apply_row(st, cfg, deck, actions[i], rngs, i)
-    _rewards_row(st, cfg, before_done, before_over, rewards[i])
+    _rewards_row(st, cfg, before_done, before_over, row_view(rewards, i))
     if over:
         done[i] = True
         _deal_row(st, rngs, i, cfg, deck)
@@ -1462,7 +1463,7 @@ def _random_row(i, states, rngs, consts, num_steps, legal):
     """``num_steps`` uniformly random legal actions in game i, redealing finished games."""
     cfg, deck = consts[0], consts[1]
     out = np.zeros(P, dtype=np.float32)
-    st = states[i]
+    st = row_view(states, i)
     for _ in range(num_steps):
         k = legal_row(st, cfg, legal)
         before_done = st[ROUNDS_DONE]
@@ -1479,7 +1480,7 @@ def _row_op(
     """Operation ``op`` on row i (``legal``: scratch of NUM_ACTIONS)."""
     _prefetch_row(states, i + PREFETCH_AHEAD)  # the step kernel 1.3x faster at B = 1024
     cfg, deck, scale, shift, base = consts
-    st = states[i]
+    st = row_view(states, i)
     if op == OP_DEAL:
         _deal_row(st, rngs, i, cfg, deck)
     elif op == OP_RANDOM:
@@ -1490,8 +1491,8 @@ def _row_op(
         observer = seats[i] if op == OP_OBSERVE else st[TO_PLAY]
         if op != OP_OBSERVE:
             seat[i] = observer
-            _mask_row(st, cfg, legal, mask[i])
-        observe_row(st, observer, cfg, scale, shift, base, obs[i])
+            _mask_row(st, cfg, legal, row_view(mask, i))
+        observe_row(st, observer, cfg, scale, shift, base, row_view(obs, i))
 
 
 @njit(cache=True)

@@ -64,6 +64,7 @@ from kingup_env import observation as O
 from kingup_env import rules as R
 from kingup_env.observation import LAYOUT
 from tablegym import kernels  # also sets OpenMP's wait policy before numba loads it
+from tablegym.kernels import row_view
 from tablegym.numba_cache import drop_stale
 
 # Modules compiled into this file's cached kernels: one rule (tablegym/numba_cache.py).
@@ -542,7 +543,7 @@ def _mask_row(st, n, scratch, mask):
 def _deal_rows(lo, hi, states, rngs, consts):
     n, _, _, no_cards, placements = consts[:5]
     for i in range(lo, hi):
-        _deal_row(states[i], rngs, i, n, no_cards, placements)
+        _deal_row(row_view(states, i), rngs, i, n, no_cards, placements)
 
 
 @njit(cache=True)
@@ -550,10 +551,12 @@ def _refresh_rows(lo, hi, states, consts, obs, mask, seat):
     n, num_rounds, _, _, _, scale, shift, base, base_at, one = consts
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
-        st = states[i]
+        st = row_view(states, i)
         seat[i] = st[TO_PLAY]
-        _mask_row(st, n, scratch, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, one, obs[i])
+        _mask_row(st, n, scratch, row_view(mask, i))
+        _observe_row(
+            st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, one, row_view(obs, i)
+        )
 
 
 @njit(cache=True)
@@ -562,23 +565,26 @@ def _step_rows(lo, hi, states, rngs, consts, actions, obs, mask, seat, rewards, 
     n, num_rounds, reward, no_cards, placements, scale, shift, base, base_at, one = consts
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     for i in range(lo, hi):
-        st = states[i]
+        st = row_view(states, i)
         before = st[ROUNDS_DONE]
         over = apply_row(st, actions[i], n, num_rounds, no_cards, placements)
-        rewards_row(st, before, n, reward, rewards[i])
+        rewards_row(st, before, n, reward, row_view(rewards, i))
         if over:
             done[i] = True
             _deal_row(st, rngs, i, n, no_cards, placements)
         seat[i] = st[TO_PLAY]
-        _mask_row(st, n, scratch, mask[i])
-        _observe_row(st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, one, obs[i])
+        _mask_row(st, n, scratch, row_view(mask, i))
+        _observe_row(
+            st, st[TO_PLAY], n, num_rounds, scale, shift, base, base_at, one, row_view(obs, i)
+        )
 
 
 @njit(cache=True)
 def _observe_rows(lo, hi, states, consts, seats, obs):
     n, num_rounds, _, _, _, scale, shift, base, base_at, one = consts
     for i in range(lo, hi):
-        _observe_row(states[i], seats[i], n, num_rounds, scale, shift, base, base_at, one, obs[i])
+        st, out = row_view(states, i), row_view(obs, i)
+        _observe_row(st, seats[i], n, num_rounds, scale, shift, base, base_at, one, out)
 
 
 @njit(cache=True)
@@ -589,7 +595,7 @@ def _random_rows(lo, hi, states, rngs, consts, num_steps):
     scratch = np.empty(2 * NUM_POSITIONS, dtype=np.int64)
     out = np.zeros(P, dtype=np.float32)
     for i in range(lo, hi):
-        st = states[i]
+        st = row_view(states, i)
         for _ in range(num_steps):
             k = legal_row(st, n, legal, scratch)
             before = st[ROUNDS_DONE]

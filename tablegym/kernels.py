@@ -1,6 +1,7 @@
 """numba pieces every game's engine and rollout twin share: one xorshift64* generator drawing
 uniform numbers, the values a search gives a finished or cut-off play-out, the check of a
-batch of actions against its masks, and the OpenMP wait policy of the parallel kernels.
+batch of actions against its masks, random legal actions over a batch of masks, views of a
+batch's rows without reference counts, and the OpenMP wait policy of the parallel kernels.
 
 A rollout twin (``<game>_env/rollout.py``) draws its uniform numbers with :func:`uniform` in the
 order its Python rollout policy draws them (tests feed that policy :func:`uniforms`), and
@@ -12,7 +13,11 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
 # The kernels read nothing of another module (tablegym/numba_cache.py: one rule).
 CACHE_FROZEN = ()
@@ -105,3 +110,103 @@ def first_illegal(mask: np.ndarray, actions: np.ndarray) -> int:
         if a < 0 or a >= width or not mask[i, a]:
             return i
     return -1
+
+
+@intrinsic
+def row_view(typingctx, array, i):
+    """``array[i]`` of a C-contiguous 2-D array, as a view without a reference count.
+
+    A view ``array[i]`` holds a reference to its parent: an atomic increment when it is made
+    and a decrement when it goes, on a counter every thread of a parallel batch loop shares.
+    The batch loops make three or four views a row and the parents outlive the loop, so theirs
+    are made without one. Only for views that do not outlive the call that made them.
+    """
+    if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"):
+        return None
+    row_type = array.copy(ndim=1, layout="C")
+
+    def codegen(context, builder, signature, args):
+        arrayty, indexty = signature.args
+        ary = context.make_array(arrayty)(context, builder, args[0])
+        index = context.cast(builder, args[1], indexty, types.intp)
+        zero = context.get_constant(types.intp, 0)
+        data = cgutils.get_item_pointer(context, builder, arrayty, ary, [index, zero])
+        shape = cgutils.unpack_tuple(builder, ary.shape, 2)[1]
+        stride = cgutils.unpack_tuple(builder, ary.strides, 2)[1]
+        row = context.make_array(signature.return_type)(context, builder)
+        populate_array(
+            row,
+            data=data,
+            shape=cgutils.pack_array(builder, [shape]),
+            strides=cgutils.pack_array(builder, [stride]),
+            itemsize=ary.itemsize,
+            meminfo=None,
+        )
+        return row._getvalue()
+
+    return row_type(array, i), codegen
+
+
+@intrinsic
+def _load_u64(typingctx, array, offset):
+    """The 8 bytes of a uint8 array from ``offset`` as one little-endian uint64, at any
+    alignment (the mask's rows start wherever their width puts them)."""
+
+    def codegen(context, builder, signature, args):
+        arrayty = signature.args[0]
+        ary = context.make_array(arrayty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arrayty, ary, [args[1]])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
+    return types.uint64(array, offset), codegen
+
+
+_BYTE_SUM, _U56 = np.uint64(0x0101010101010101), np.uint64(56)
+
+
+@njit(cache=True, inline="always")
+def _set_in_word(flags, at):
+    """How many of the 8 bytes of ``flags`` from ``at`` are 1 (bool bytes are 0 or 1)."""
+    return np.int64((_load_u64(flags, at) * _BYTE_SUM) >> _U56)
+
+
+@njit(cache=True)
+def legal_counts(flags: np.ndarray, width: int, counts: np.ndarray) -> int:
+    """``counts[i]``: the legal actions of row i of a C-contiguous bool mask, given as its
+    bytes ``flags`` (rows of ``width``); the first row with none, -1 if every row has one."""
+    words = width // 8
+    for i in range(counts.shape[0]):
+        at = i * width
+        c = 0
+        for w in range(words):
+            c += _set_in_word(flags, at + 8 * w)
+        for j in range(at + 8 * words, at + width):
+            c += flags[j]
+        counts[i] = c
+        if c == 0:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def kth_legal(flags: np.ndarray, width: int, counts: np.ndarray, u: np.ndarray, out: np.ndarray):
+    """``out[i]``: the k-th legal action of row i (from 0, in id order), k = floor(u[i] *
+    counts[i]); whole words of the row are skipped while k is past them."""
+    words = width // 8
+    for i in range(counts.shape[0]):
+        at = i * width
+        k = np.int64(u[i] * counts[i])
+        j = 0
+        for w in range(words):
+            c = _set_in_word(flags, at + 8 * w)
+            if k < c:
+                break
+            k -= c
+            j += 8
+        while True:
+            if flags[at + j]:
+                if k == 0:
+                    break
+                k -= 1
+            j += 1
+        out[i] = j

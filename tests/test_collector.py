@@ -270,6 +270,23 @@ def test_random_actions_are_legal_and_cover_the_legal_set():
     assert random_actions(np.array([[False, False, True]]), rng).tolist() == [2]
 
 
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 50, 67, 114, 130])
+def test_random_actions_pick_the_kth_legal_id_of_one_draw_per_row(width):
+    # The compiled pick reads the mask eight bytes at a time: every width, rows starting at
+    # any byte, sparse and dense rows, the same pick as the plain rule from the same draws.
+    rng = np.random.default_rng(width)
+    mask = rng.random((300, width)) < rng.choice([0.02, 0.3, 1.0], size=(300, 1))
+    mask[np.arange(300), rng.integers(width, size=300)] = True
+    u = np.random.default_rng(7).random(300)
+    expected = [np.flatnonzero(row)[int(x * row.sum())] for row, x in zip(mask, u)]
+    assert random_actions(mask, np.random.default_rng(7)).tolist() == expected
+    strided = mask[::2]  # not contiguous: copied first
+    u2 = np.random.default_rng(8).random(150)
+    expected2 = [np.flatnonzero(row)[int(x * row.sum())] for row, x in zip(strided, u2)]
+    assert random_actions(strided, np.random.default_rng(8)).tolist() == expected2
+    assert random_actions(mask.astype(np.int8), np.random.default_rng(7)).tolist() == expected
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("self=1,robot=2", "unknown player kind 'robot'"),
     ("self=x", "needs a number"),
