@@ -214,3 +214,26 @@ def test_the_numba_backend_keeps_rows_of_the_engines_dtype():
     target.set_state(4, state)
     assert target.get_state(4) == state
     assert target._impl.states[4].tolist() == source._impl.states[2].tolist()
+
+
+def test_row_view_reads_and_writes_the_rows_of_a_c_contiguous_batch():
+    from numba import njit
+    from numba.core.errors import TypingError
+
+    from tablegym.kernels import row_view
+
+    @njit
+    def bump(a, i):
+        row = row_view(a, i)
+        for j in range(row.shape[0]):
+            row[j] += j + 1
+        return row.shape[0], row.strides[0]
+
+    for dtype in (np.int32, np.int64, np.float32, np.uint8):
+        a = np.zeros((4, 5), dtype=dtype)
+        assert bump(a, 2) == (5, a.itemsize)
+        expected = np.zeros((4, 5), dtype=dtype)
+        expected[2] = np.arange(1, 6)
+        assert (a == expected).all()  # only row 2, through the view
+    with pytest.raises(TypingError):
+        bump(np.zeros((5, 4), dtype=np.int32).T, 0)  # Fortran order: not a batch of rows
