@@ -161,13 +161,20 @@ def _load_u64(typingctx, array, offset):
     return types.uint64(array, offset), codegen
 
 
-_BYTE_SUM, _U56 = np.uint64(0x0101010101010101), np.uint64(56)
+_LOW_BITS, _U56 = np.uint64(0x0101010101010101), np.uint64(56)
+_U1, _U2, _U4 = np.uint64(1), np.uint64(2), np.uint64(4)
 
 
 @njit(cache=True, inline="always")
 def _set_in_word(flags, at):
-    """How many of the 8 bytes of ``flags`` from ``at`` are 1 (bool bytes are 0 or 1)."""
-    return np.int64((_load_u64(flags, at) * _BYTE_SUM) >> _U56)
+    """How many of the 8 bytes of ``flags`` from ``at`` are not 0."""
+    x = _load_u64(flags, at)
+    # Each byte's bits folded into its lowest (a bool array viewed from other bytes may hold
+    # any nonzero value for True, as numpy reads it), then the eight 0/1 bytes summed.
+    x |= x >> _U4
+    x |= x >> _U2
+    x |= x >> _U1
+    return np.int64(((x & _LOW_BITS) * _LOW_BITS) >> _U56)
 
 
 @njit(cache=True)
@@ -181,7 +188,7 @@ def legal_counts(flags: np.ndarray, width: int, counts: np.ndarray) -> int:
         for w in range(words):
             c += _set_in_word(flags, at + 8 * w)
         for j in range(at + 8 * words, at + width):
-            c += flags[j]
+            c += flags[j] != 0
         counts[i] = c
         if c == 0:
             return i

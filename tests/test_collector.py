@@ -285,6 +285,9 @@ def test_random_actions_pick_the_kth_legal_id_of_one_draw_per_row(width):
     expected2 = [np.flatnonzero(row)[int(x * row.sum())] for row, x in zip(strided, u2)]
     assert random_actions(strided, np.random.default_rng(8)).tolist() == expected2
     assert random_actions(mask.astype(np.int8), np.random.default_rng(7)).tolist() == expected
+    loose = mask.view(np.uint8) * rng.integers(1, 256, size=mask.shape, dtype=np.uint8)
+    loose = loose.view(bool)  # True stored as any nonzero byte, as numpy still reads it
+    assert random_actions(loose, np.random.default_rng(7)).tolist() == expected
 
 
 @pytest.mark.parametrize(("text", "message"), [
