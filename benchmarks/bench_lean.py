@@ -92,6 +92,7 @@ class Ours:
             policy_kwargs={"net_arch": args.layers()},
             rollout_buffer_class=module.SeatRolloutBuffer, seed=args.seed, device="cpu",
         )  # fmt: skip
+        collector.quiet_logger(self.model)  # as new_model: no SB3-<time> folder in /tmp
         snapshot = copy.deepcopy(self.model.policy)
         snapshot.set_training_mode(False)
         self.env.add_snapshot(snapshot, args.pool_size)  # as the callback does at the start

@@ -81,6 +81,7 @@ def peer_run(steps: int) -> None:
     import torch
     from pettingzoo.classic import connect_four_v3
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     torch.set_num_threads(1)
 
@@ -125,6 +126,7 @@ def peer_run(steps: int) -> None:
         "MlpPolicy", VsRandom(), n_steps=512, batch_size=256, n_epochs=5,
         policy_kwargs={"net_arch": [256, 256]}, device="cpu", seed=0,
     )  # fmt: skip
+    model.set_logger(Logger(folder=None, output_formats=[]))  # no SB3-<time> folder in /tmp
     model.learn(steps)
 
 
