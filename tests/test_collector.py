@@ -274,16 +274,17 @@ def test_random_actions_are_legal_and_cover_the_legal_set():
 def test_random_actions_pick_the_kth_legal_id_of_one_draw_per_row(width):
     # The compiled pick reads the mask eight bytes at a time: every width, rows starting at
     # any byte, sparse and dense rows, the same pick as the plain rule from the same draws.
+    def plain(mask, seed):  # the k-th legal id, k = floor(u * count), u drawn for all rows
+        u = np.random.default_rng(seed).random(len(mask))
+        return [np.flatnonzero(row)[int(x * row.sum())] for row, x in zip(mask, u)]
+
     rng = np.random.default_rng(width)
     mask = rng.random((300, width)) < rng.choice([0.02, 0.3, 1.0], size=(300, 1))
     mask[np.arange(300), rng.integers(width, size=300)] = True
-    u = np.random.default_rng(7).random(300)
-    expected = [np.flatnonzero(row)[int(x * row.sum())] for row, x in zip(mask, u)]
+    expected = plain(mask, 7)
     assert random_actions(mask, np.random.default_rng(7)).tolist() == expected
     strided = mask[::2]  # not contiguous: copied first
-    u2 = np.random.default_rng(8).random(150)
-    expected2 = [np.flatnonzero(row)[int(x * row.sum())] for row, x in zip(strided, u2)]
-    assert random_actions(strided, np.random.default_rng(8)).tolist() == expected2
+    assert random_actions(strided, np.random.default_rng(8)).tolist() == plain(strided, 8)
     assert random_actions(mask.astype(np.int8), np.random.default_rng(7)).tolist() == expected
     loose = mask.view(np.uint8) * rng.integers(1, 256, size=mask.shape, dtype=np.uint8)
     loose = loose.view(bool)  # True stored as any nonzero byte, as numpy still reads it
